@@ -1,0 +1,44 @@
+# crawldash: every command a developer or CI needs. `make help` lists them.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA_DIR ?= data
+PORT ?= 8080
+
+.DEFAULT_GOAL := help
+.PHONY: help install test lint format serve demo all clean
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(STAMP)  ## create .venv and install crawldash with its development tools
+
+test: $(STAMP)  ## run the test suite
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)  ## ruff (lint and format check) and mypy --strict
+	$(BIN)/ruff check crawldash tests examples
+	$(BIN)/ruff format --check crawldash tests examples
+	$(BIN)/mypy
+
+format: $(STAMP)  ## apply ruff's fixes and formatting
+	$(BIN)/ruff check --fix crawldash tests examples
+	$(BIN)/ruff format crawldash tests examples
+
+serve: $(STAMP)  ## serve DATA_DIR (default ./data) on 127.0.0.1:PORT
+	$(BIN)/python -m crawldash serve --data-dir $(DATA_DIR) --port $(PORT)
+
+demo: $(STAMP)  ## write a realistic demo data folder to ./demo-data and serve it
+	$(BIN)/python -m crawldash demo --port $(PORT)
+
+all: lint test  ## lint, type-check and test
+
+clean:  ## remove the virtualenv, caches and demo data
+	rm -rf $(VENV) demo-data build *.egg-info .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+"""crawldash: a read-only JSON service for the output of a peer-to-peer network crawler."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,202 @@
+"""A seeded, realistic generator of crawler output (bitnodes export form).
+
+A stable pool of nodes is built once; each crawl lists a drifting subset of it, so counts
+move slowly with a daily wave and a bounded random walk, and nodes persist across crawls.
+Each node's row is encoded once, around its height, so that a crawl is a join of bytes.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import msgspec
+
+BASE_TIME, BASE_HEIGHT = 1_790_000_000, 925_000  # the chain tip advances 1 block per 600 s
+_BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
+_NETWORKS = (("ipv4", 55.0), ("ipv6", 15.0), ("onion", 27.7), ("i2p", 2.0), ("cjdns", 0.3))
+# fmt: off
+_AGENTS = (
+    ("/Satoshi:28.0.0/", 22), ("/Satoshi:27.1.0/", 20), ("/Satoshi:27.0.0/", 12),
+    ("/Satoshi:26.0.0/", 9), ("/Satoshi:25.1.0/", 7), ("/Satoshi:24.0.1/", 6),
+    ("/Satoshi:0.21.1/", 4), ("/Satoshi:28.1.0/", 6), ("/Satoshi:27.1.0(Knots:20240801)/", 6),
+    ("/Satoshi:0.20.1/", 2), ("/btcd:0.24.2/", 2), ("/Satoshi:23.0.0/", 4),
+)
+_SERVICES = ((1033, 50), (3081, 20), (1037, 15), (3077, 10), (1097, 5))
+_COUNTRIES = (  # (code, city, latitude, longitude, timezone, ((asn, org), ...)), weight
+    (("US", "Ashburn", 39.0438, -77.4874, "America/New_York",
+      (("AS14618", "Amazon.com, Inc."), ("AS7922", "Comcast Cable"))), 28),
+    (("DE", "Falkenstein", 50.4779, 12.3713, "Europe/Berlin",
+      (("AS24940", "Hetzner Online GmbH"), ("AS3320", "Deutsche Telekom AG"))), 16),
+    (("FR", "Roubaix", 50.6942, 3.1746, "Europe/Paris", (("AS16276", "OVH SAS"),)), 7),
+    (("NL", "Amsterdam", 52.3676, 4.9041, "Europe/Amsterdam",
+      (("AS60781", "LeaseWeb Netherlands B.V."),)), 6),
+    (("CA", "Toronto", 43.6532, -79.3832, "America/Toronto", (("AS812", "Rogers"),)), 5),
+    (("GB", "London", 51.5072, -0.1276, "Europe/London", (("AS2856", "British Telecom"),)), 4),
+    (("FI", "Helsinki", 60.1699, 24.9384, "Europe/Helsinki",
+      (("AS24940", "Hetzner Online GmbH"),)), 4),
+    (("JP", "Tokyo", 35.6762, 139.6503, "Asia/Tokyo", (("AS2516", "KDDI Corporation"),)), 3),
+    (("SG", "Singapore", 1.3521, 103.8198, "Asia/Singapore",
+      (("AS14061", "DigitalOcean, LLC"),)), 3),
+    (("CH", "Zurich", 47.3769, 8.5417, "Europe/Zurich", (("AS3303", "Swisscom"),)), 3),
+    (("RU", "St Petersburg", 59.8983, 30.2618, "Europe/Moscow", (("AS12389", "Rostelecom"),)), 3),
+    (("AU", "Sydney", -33.8688, 151.2093, "Australia/Sydney", (("AS1221", "Telstra"),)), 2),
+    (("BR", "Sao Paulo", -23.5505, -46.6333, "America/Sao_Paulo", (("AS28573", "Claro"),)), 2),
+    (("SE", "Stockholm", 59.3293, 18.0686, "Europe/Stockholm", (("AS3301", "Telia"),)), 2),
+    (("ES", "Madrid", 40.4168, -3.7038, "Europe/Madrid", (("AS3352", "Telefonica"),)), 2),
+    (("IT", "Milan", 45.4642, 9.19, "Europe/Rome", (("AS3269", "Telecom Italia"),)), 2),
+    (("PL", "Warsaw", 52.2297, 21.0122, "Europe/Warsaw", (("AS5617", "Orange Polska"),)), 2),
+    (("CZ", "Prague", 50.0755, 14.4378, "Europe/Prague", (("AS5610", "O2 Czech"),)), 1),
+)
+# fmt: on
+_IPV6_PREFIXES = ("2a01:4f8", "2a01:4f9", "2001:41d0", "2600:1f18", "2a03:b0c0", "2604:a880")
+_NETWORK_ORGS = {"TOR": "Tor network", "I2P": "I2P network", "CJDNS": "CJDNS network"}
+_encoder = msgspec.json.Encoder()
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Node:
+    head: bytes  # the row up to and including the comma before height
+    tail: bytes  # the row after height, from its comma to the closing bracket
+    lag: int  # blocks behind the tip
+
+
+@dataclass(frozen=True)
+class Crawl:
+    """One crawl: its time, its count of unique addresses, and its file on demand."""
+
+    timestamp: int
+    reachable: int
+    _nodes: tuple[_Node, ...]
+    _duplicates: tuple[int, ...]  # positions of rows that the file lists a second time
+
+    def body(self) -> bytes:
+        """The whole file: a JSON array in the bitnodes export form."""
+        tip = tip_height(self.timestamp)
+        heights: dict[int, bytes] = {}
+        rows = []
+        for node in self._nodes:
+            height = heights.get(node.lag)
+            if height is None:
+                height = heights[node.lag] = str(tip - node.lag).encode()
+            rows.append(node.head + height + node.tail)
+        rows.extend(rows[i] for i in self._duplicates)
+        return b"[" + b",".join(rows) + b"]"
+
+
+def tip_height(timestamp: int) -> int:
+    return BASE_HEIGHT + (timestamp - BASE_TIME) // 600
+
+
+def generate_crawls(
+    *, nodes: int = 15_000, crawls: int = 1008, interval: int = 600, end: int, seed: int = 1
+) -> Iterator[Crawl]:
+    """Yield ``crawls`` crawls, oldest first, the last one at ``end``, ``interval`` apart."""
+    rng = random.Random(seed)
+    pool = _build_pool(rng, int(nodes * 1.15) + 1, end)
+    order = list(range(len(pool)))
+    rng.shuffle(order)
+    online, offline = order[:nodes], order[nodes:]
+    walk = 0.0
+    for index in range(crawls):
+        timestamp = end - (crawls - 1 - index) * interval
+        walk = max(-0.05, min(0.05, walk + rng.gauss(0, 0.004)))
+        wave = 0.03 * math.sin(2 * math.pi * timestamp / 86_400)
+        target = max(nodes // 2, min(len(pool), round(nodes * (1 + wave + walk))))
+        _churn(rng, online, offline, target)
+        yield _crawl(rng, pool, online, timestamp)
+
+
+def _churn(rng: random.Random, online: list[int], offline: list[int], target: int) -> None:
+    """A few nodes leave and others come back; then the count moves to ``target``."""
+    for _ in range(max(1, len(online) // 200)):
+        if offline:
+            i, j = rng.randrange(len(online)), rng.randrange(len(offline))
+            online[i], offline[j] = offline[j], online[i]
+    while len(online) < target and offline:
+        online.append(_pop_random(rng, offline))
+    while len(online) > target:
+        offline.append(_pop_random(rng, online))
+
+
+def _pop_random(rng: random.Random, items: list[int]) -> int:
+    index = rng.randrange(len(items))
+    items[index], items[-1] = items[-1], items[index]
+    return items.pop()
+
+
+def _crawl(rng: random.Random, pool: list[_Node], online: list[int], timestamp: int) -> Crawl:
+    duplicates = tuple(rng.randrange(len(online)) for _ in range(max(1, len(online) // 500)))
+    return Crawl(timestamp, len(online), tuple(pool[i] for i in online), duplicates)
+
+
+def _build_pool(rng: random.Random, size: int, end: int) -> list[_Node]:
+    seen: set[str] = set()
+    pool: list[_Node] = []
+    while len(pool) < size:
+        network = _pick(rng, _NETWORKS)
+        address = _address(rng, network)
+        if address in seen:
+            continue
+        seen.add(address)
+        pool.append(_node(rng, network, address, end))
+    return pool
+
+
+def _node(rng: random.Random, network: str, address: str, end: int) -> _Node:
+    port = 8333 if rng.random() < 0.93 else rng.choice((18333, 8334, rng.randrange(1024, 65536)))
+    since = end - int(rng.expovariate(1 / (20 * 86_400))) - 3600
+    head = [
+        address,
+        port,
+        70016 if rng.random() < 0.97 else 70015,
+        _pick(rng, _AGENTS),
+        since,
+        _pick(rng, _SERVICES),
+    ]
+    if network in ("ipv4", "ipv6"):
+        code, city, lat, lon, zone, orgs = _pick(rng, _COUNTRIES)
+        asn, org = rng.choice(orgs)
+        host = f"static.{address.replace('.', '-')}.example.net" if rng.random() < 0.4 else None
+        tail: list[object] = [host, city, code, lat, lon, zone, asn, org]
+    else:
+        label = {"onion": "TOR", "i2p": "I2P", "cjdns": "CJDNS"}[network]
+        tail = [None, None, None, 0.0, 0.0, None, label, _NETWORK_ORGS[label]]
+    lag = 0 if rng.random() < 0.9 else rng.choice((1, 1, 2, 3, rng.randrange(10, 5000)))
+    return _Node(_encoder.encode(head)[:-1] + b",", b"," + _encoder.encode(tail)[1:], lag)
+
+
+def _pick(rng: random.Random, weighted: tuple[tuple[T, float], ...]) -> T:
+    return rng.choices([value for value, _ in weighted], [w for _, w in weighted])[0]
+
+
+def _address(rng: random.Random, network: str) -> str:
+    if network == "ipv4":
+        first = rng.choice([n for n in range(1, 224) if n not in (10, 100, 127, 169, 172, 192)])
+        return f"{first}.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+    if network == "ipv6":
+        groups = ":".join(f"{rng.randrange(65536):x}" for _ in range(6))
+        return ipaddress.IPv6Address(f"{rng.choice(_IPV6_PREFIXES)}:{groups}").compressed
+    if network == "cjdns":
+        groups = ":".join(f"{rng.randrange(65536):x}" for _ in range(7))
+        return ipaddress.IPv6Address(f"fc{rng.randrange(256):02x}:{groups}").compressed
+    length, suffix = (56, ".onion") if network == "onion" else (52, ".b32.i2p")
+    return "".join(rng.choice(_BASE32) for _ in range(length)) + suffix
+
+
+def status_json(*, end: int, seed: int = 1) -> bytes:
+    """A realistic ``status.json`` for a crawler that finished a crawl at ``end``."""
+    rng = random.Random(seed)
+    status = {
+        "state": "running",
+        "queue_size": rng.randrange(0, 5000),
+        "height": tip_height(end),
+        "last_elapsed": round(rng.uniform(380, 620), 1),
+        "updated_at": end,
+    }
+    return _encoder.encode(status)

@@ -1,0 +1,69 @@
+"""The data folder: which crawler files it holds now, and reading each kind of them.
+
+Everything here blocks (file I/O, decoding); the refresher runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .loader import (
+    STATUS_NAME,
+    FileVersion,
+    count_nodes,
+    decode_snapshot,
+    decode_status,
+    read_file,
+    snapshot_timestamp,
+)
+from .models import CrawlerStatus
+from .state import ServedSnapshot
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The data folder at one moment: snapshot files by timestamp, and status.json."""
+
+    snapshots: dict[int, tuple[str, FileVersion]]
+    status: FileVersion | None
+
+    def newest_first(self) -> list[int]:
+        return sorted(self.snapshots, reverse=True)
+
+
+def list_data_dir(data_dir: Path) -> Listing:
+    snapshots: dict[int, tuple[str, FileVersion]] = {}
+    status = None
+    with os.scandir(data_dir) as entries:
+        for entry in entries:
+            timestamp = snapshot_timestamp(entry.name)
+            if timestamp is None and entry.name != STATUS_NAME:
+                continue
+            try:
+                info = entry.stat()
+            except FileNotFoundError:
+                continue
+            version = FileVersion(info.st_size, info.st_mtime_ns)
+            if timestamp is None:
+                status = version
+            else:
+                snapshots[timestamp] = (entry.name, version)
+    return Listing(snapshots, status)
+
+
+def read_status(path: Path, max_size: int) -> CrawlerStatus:
+    return decode_status(read_file(path, max_size)[0])
+
+
+def read_count(path: Path, max_size: int) -> int:
+    return count_nodes(read_file(path, max_size)[0])
+
+
+def read_snapshot(path: Path, max_size: int) -> ServedSnapshot:
+    """Decode a snapshot file and encode its response, ready to serve."""
+    timestamp = snapshot_timestamp(path.name)
+    if timestamp is None:
+        raise ValueError(f"{path.name} is not a snapshot file name")
+    return ServedSnapshot.prepare(decode_snapshot(read_file(path, max_size)[0], timestamp))

@@ -1,0 +1,157 @@
+"""The bounded history of crawls, its pre-encoded answers, and its index on disk."""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import logging
+import os
+import tempfile
+from collections import deque
+from itertools import islice
+from pathlib import Path
+
+import msgspec
+
+from .loader import FileVersion
+from .models import Base, HistoryPoint
+
+log = logging.getLogger(__name__)
+_MAX_CACHED_BODIES = 32
+
+
+class HistoryEntry(Base, frozen=True, array_like=True):
+    """One crawl: its point, and the version of the file it was counted from (0, 0 if none)."""
+
+    timestamp: int
+    reachable: int
+    size: int = 0
+    mtime_ns: int = 0
+
+    def counted_from(self, version: FileVersion) -> bool:
+        return self.size == version.size and self.mtime_ns == version.mtime_ns
+
+
+_entries_decoder = msgspec.json.Decoder(list[HistoryEntry])
+_encoder = msgspec.json.Encoder()
+
+
+class History:
+    """One entry per crawl in ascending time order, at most ``capacity`` of them."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._entries: deque[HistoryEntry] = deque(maxlen=capacity)
+        self._by_timestamp: dict[int, HistoryEntry] = {}
+        self._bodies: dict[int, bytes] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entries(self) -> list[HistoryEntry]:
+        return list(self._entries)
+
+    def get(self, timestamp: int) -> HistoryEntry | None:
+        return self._by_timestamp.get(timestamp)
+
+    def oldest_timestamp(self) -> int | None:
+        return self._entries[0].timestamp if self._entries else None
+
+    def record(self, entry: HistoryEntry) -> bool:
+        """Add or replace the entry for a crawl; False if nothing changed or it is too old."""
+        if self._by_timestamp.get(entry.timestamp) == entry:
+            return False
+        if entry.timestamp in self._by_timestamp:
+            index = self._index_of(entry.timestamp)
+            self._entries[index] = entry
+        elif not self._entries or entry.timestamp > self._entries[-1].timestamp:
+            self._append(entry)
+        elif len(self._entries) == self.capacity and entry.timestamp < self._entries[0].timestamp:
+            return False
+        else:
+            self._insert(entry)
+        self._by_timestamp[entry.timestamp] = entry
+        self._bodies.clear()
+        return True
+
+    def _index_of(self, timestamp: int) -> int:
+        return bisect.bisect_left(self._entries, timestamp, key=lambda e: e.timestamp)
+
+    def _append(self, entry: HistoryEntry) -> None:
+        if len(self._entries) == self.capacity:
+            del self._by_timestamp[self._entries.popleft().timestamp]
+        self._entries.append(entry)
+
+    def _insert(self, entry: HistoryEntry) -> None:
+        if len(self._entries) == self.capacity:
+            del self._by_timestamp[self._entries.popleft().timestamp]
+        self._entries.insert(self._index_of(entry.timestamp), entry)
+
+    def body(self, limit: int) -> bytes:
+        """The JSON array of the most recent ``limit`` points, encoded once per change."""
+        count = min(limit, len(self._entries))
+        body = self._bodies.get(count)
+        if body is None:
+            start = len(self._entries) - count
+            points = [
+                HistoryPoint(e.timestamp, e.reachable) for e in islice(self._entries, start, None)
+            ]
+            body = _encoder.encode(points)
+            if len(self._bodies) >= _MAX_CACHED_BODIES:
+                self._bodies.clear()
+            self._bodies[count] = body
+        return body
+
+
+class HistoryStore:
+    """The history index on disk, written atomically; once writing fails, memory only."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.failed = False
+
+    @classmethod
+    def for_data_dir(cls, state_dir: Path, data_dir: Path) -> HistoryStore:
+        """One index per data folder, so that instances over different folders never mix."""
+        digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+        return cls(state_dir / f"history-{digest}.json")
+
+    def load(self) -> list[HistoryEntry]:
+        try:
+            return _entries_decoder.decode(self.path.read_bytes())
+        except FileNotFoundError:
+            return []
+        except (OSError, msgspec.DecodeError) as exc:
+            log.warning(
+                "history index %s is unusable, rebuilding it from files: %s", self.path, exc
+            )
+            return []
+
+    def save(self, entries: list[HistoryEntry]) -> None:
+        if self.failed:
+            return
+        try:
+            write_atomically(self.path, _encoder.encode(entries))
+        except OSError as exc:
+            self.failed = True
+            log.warning(
+                "cannot write the history index %s (%s); history is kept in memory only "
+                "and crawls pruned from the data folder will be lost at restart",
+                self.path,
+                exc,
+            )
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path``, flush it to disk, then rename it over."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

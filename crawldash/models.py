@@ -1,0 +1,122 @@
+"""The msgspec types that crawler files decode into and that responses encode from."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Base(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """Base of every type: immutable, unknown keys ignored."""
+
+
+class Node(Base, frozen=True):
+    """A node's 13 fields by name, as ``/api/check`` shows it."""
+
+    protocol_version: int
+    user_agent: str | None
+    connected_since: int
+    services: int
+    height: int
+    hostname: str | None
+    city: str | None
+    country: str | None
+    latitude: float
+    longitude: float
+    timezone: str | None
+    asn: str | None
+    org: str | None
+
+
+class NodeRow(Node, frozen=True, array_like=True):
+    """The same fields as a row: how the bitnodes API v1 lists a node."""
+
+    def named(self) -> Node:
+        return Node(*msgspec.structs.astuple(self))
+
+
+class ExportRow(Base, frozen=True, array_like=True):
+    """One row of the bitnodes export form: address, port, then the 13 node fields."""
+
+    address: str
+    port: int
+    protocol_version: int
+    user_agent: str | None
+    connected_since: int
+    services: int
+    height: int
+    hostname: str | None
+    city: str | None
+    country: str | None
+    latitude: float
+    longitude: float
+    timezone: str | None
+    asn: str | None
+    org: str | None
+
+    def node(self) -> NodeRow:
+        return NodeRow(*msgspec.structs.astuple(self)[2:])
+
+
+class AddressOnly(Base, frozen=True, array_like=True):
+    """The first two fields of an export row: enough to count a crawl without building it."""
+
+    address: str
+    port: int
+
+
+class ApiSnapshot(Base, frozen=True):
+    """The bitnodes API v1 snapshot, the form crawldash serves."""
+
+    timestamp: int
+    total_nodes: int
+    latest_height: int
+    nodes: dict[str, NodeRow]
+
+
+class ApiSnapshotKeys(Base, frozen=True):
+    """An API v1 snapshot with its rows left undecoded, for counting."""
+
+    nodes: dict[str, msgspec.Raw]
+
+
+class CrawlerStatus(Base, frozen=True):
+    """``status.json`` as the crawler (or a bridge) writes it."""
+
+    state: str
+    queue_size: int
+    height: int
+    last_elapsed: float
+    updated_at: int | None = None
+
+
+class StatusBody(Base, frozen=True):
+    state: str
+    queue_size: int | None
+    height: int | None
+    last_elapsed: float | None
+    updated_at: int | None
+    snapshot_timestamp: int | None
+    snapshot_age: int | None
+    stale: bool
+
+
+class HistoryPoint(Base, frozen=True):
+    timestamp: int
+    reachable: int
+
+
+class CheckBody(Base, frozen=True):
+    address: str
+    reachable: bool
+    snapshot_timestamp: int
+    node: Node | None
+
+
+class ErrorDetail(Base, frozen=True):
+    status: int
+    code: str
+    message: str
+
+
+class ErrorBody(Base, frozen=True):
+    error: ErrorDetail

@@ -1,0 +1,163 @@
+"""Bring the in-memory state up to date with the data folder.
+
+Reading and decoding run in a worker thread; the state is changed on the event loop only.
+A file that cannot be used is remembered by version, logged once, and tried again when it
+changes; the last good data stays in service meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from .folder import Listing, list_data_dir, read_count, read_snapshot, read_status
+from .history import HistoryEntry, HistoryStore
+from .loader import STATUS_NAME, FileVersion, LoadError
+from .rejections import Rejections
+from .state import ServedSnapshot, State
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+SNAPSHOT_TRIES = 3  # older candidates tried when the newest files are unusable
+BACKFILL_BATCH = 32
+
+
+class Refresher:
+    def __init__(
+        self,
+        state: State,
+        store: HistoryStore,
+        *,
+        data_dir: Path,
+        max_file_size: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.state = state
+        self.store = store
+        self.data_dir = data_dir
+        self.max_file_size = max_file_size
+        self._served: tuple[int, FileVersion] | None = None
+        self._status_version: FileVersion | None = None
+        self.rejected = Rejections(clock)
+        self._lock = asyncio.Lock()
+        self.backfilled = False  # every crawl in the folder has been counted once
+        self._dirty = False
+        self._saver: asyncio.Task[None] | None = None
+
+    def restore_history(self) -> None:
+        for entry in self.store.load():
+            self.state.history.record(entry)
+
+    async def refresh(self, count_budget: int = 16) -> None:
+        """Pick up changes: status, the newest usable snapshot, and up to a few new crawls."""
+        async with self._lock:
+            listing = await asyncio.to_thread(list_data_dir, self.data_dir)
+            present = {name for name, _ in listing.snapshots.values()} | {STATUS_NAME}
+            self.rejected.begin_refresh(present)
+            await self._refresh_status(listing.status)
+            await self._refresh_snapshot(listing)
+            await self._count(listing, self._pending(listing)[:count_budget])
+
+    async def backfill(self) -> None:
+        """Count every crawl the history lacks, newest first, alongside the watcher's refreshes."""
+        listing = await asyncio.to_thread(list_data_dir, self.data_dir)
+        pending = self._pending(listing)
+        for start in range(0, len(pending), BACKFILL_BATCH):
+            await self._count(listing, pending[start : start + BACKFILL_BATCH])
+        self.backfilled = True
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Wait until the history index on disk holds what memory holds."""
+        while self._saver is not None and not self._saver.done():
+            await self._saver
+
+    async def _refresh_status(self, version: FileVersion | None) -> None:
+        if version is None or version == self._status_version:
+            return
+        if self.rejected.known(STATUS_NAME, version):
+            return
+        status = await self._load(STATUS_NAME, version, read_status)
+        if status is not None:
+            self._status_version = version
+            self.state.set_status(status)
+
+    async def _refresh_snapshot(self, listing: Listing) -> None:
+        served_ts, served_version = self._served or (-1, None)
+        tries = 0
+        for timestamp in listing.newest_first():
+            name, version = listing.snapshots[timestamp]
+            if timestamp < served_ts or (timestamp == served_ts and version == served_version):
+                return
+            if self.rejected.known(name, version):
+                continue
+            served = await self._load(name, version, read_snapshot)
+            if served is not None:
+                self._serve(served, version)
+                return
+            tries += 1
+            if tries == SNAPSHOT_TRIES:
+                return
+
+    def _serve(self, served: ServedSnapshot, version: FileVersion) -> None:
+        self.state.set_snapshot(served)
+        self._served = (served.timestamp, version)
+        entry = HistoryEntry(served.timestamp, served.total_nodes, version.size, version.mtime_ns)
+        if self.state.history.record(entry):
+            self._schedule_save()
+        log.info(
+            "snapshot loaded timestamp=%d nodes=%d height=%d",
+            served.timestamp,
+            served.total_nodes,
+            served.latest_height,
+        )
+
+    async def _count(self, listing: Listing, timestamps: list[int]) -> None:
+        changed = False
+        for timestamp in timestamps:
+            name, version = listing.snapshots[timestamp]
+            reachable = await self._load(name, version, read_count)
+            if reachable is not None:
+                entry = HistoryEntry(timestamp, reachable, version.size, version.mtime_ns)
+                changed |= self.state.history.record(entry)
+        if changed:
+            self._schedule_save()
+
+    def _pending(self, listing: Listing) -> list[int]:
+        """Timestamps whose count the history lacks or holds for an older version, newest first."""
+        history = self.state.history
+        newest = listing.newest_first()[: history.capacity]
+        pending = []
+        for timestamp in newest:
+            name, version = listing.snapshots[timestamp]
+            entry = history.get(timestamp)
+            if entry is not None and entry.counted_from(version):
+                continue
+            if not self.rejected.known(name, version):
+                pending.append(timestamp)
+        return pending
+
+    async def _load(
+        self, name: str, version: FileVersion, reader: Callable[[Path, int], T]
+    ) -> T | None:
+        try:
+            return await asyncio.to_thread(reader, self.data_dir / name, self.max_file_size)
+        except FileNotFoundError:
+            return None
+        except LoadError as exc:
+            self.rejected.add(name, version, str(exc))
+            return None
+
+    def _schedule_save(self) -> None:
+        self._dirty = True
+        if self._saver is None or self._saver.done():
+            self._saver = asyncio.create_task(self._save_while_dirty())
+
+    async def _save_while_dirty(self) -> None:
+        while self._dirty:
+            self._dirty = False
+            await asyncio.to_thread(self.store.save, self.state.history.entries())

@@ -1,0 +1,21 @@
+"""Every route of the application."""
+
+from aiohttp import web
+
+from . import views
+
+API = {
+    "/api/snapshot": views.snapshot,
+    "/api/status": views.status,
+    "/api/history": views.history,
+    "/api/check": views.check,
+}
+
+
+def setup_routes(app: web.Application) -> None:
+    for path, handler in API.items():
+        resource = app.router.add_resource(path)
+        resource.add_route("GET", handler)
+        resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
+        resource.add_route("*", views.not_allowed)
+    app.router.add_route("*", "/{tail:.*}", views.not_found)

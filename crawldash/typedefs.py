@@ -1,0 +1,13 @@
+"""Typed keys of what the application holds."""
+
+from aiohttp import web
+
+from .refresh import Refresher
+from .settings import Settings
+from .state import State
+from .watcher import Watcher
+
+SETTINGS = web.AppKey("settings", Settings)
+STATE = web.AppKey("state", State)
+REFRESHER = web.AppKey("refresher", Refresher)
+WATCHER = web.AppKey("watcher", Watcher)

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+from crawldash.main import create_app
+from crawldash.settings import Settings
+from crawldash.typedefs import WATCHER
+
+Client = TestClient[web.Request, web.Application]
+ClientFactory = Callable[..., Awaitable[Client]]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "data"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def settings(tmp_path: Path, data_dir: Path) -> Settings:
+    return Settings(data_dir=data_dir, state_dir=tmp_path / "state", debounce_ms=50)
+
+
+@pytest.fixture
+async def client(aiohttp_client: ClientFactory, settings: Settings) -> Client:
+    """A real server on a real socket, built from ``settings`` over ``data_dir``."""
+    return await aiohttp_client(create_app(settings))
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0) -> float:
+    """Wait until ``check`` passes; return the seconds it took. Fails the test on timeout."""
+    started = time.monotonic()
+    while not await check():
+        if time.monotonic() - started > within:
+            pytest.fail(f"condition not met within {within} s")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - started
+
+
+async def watching(client: Client) -> None:
+    """Wait until the app's watcher sees changes, so that a test's writes are not missed."""
+
+    async def ready() -> bool:
+        return bool(client.app[WATCHER].watching)
+
+    await eventually(ready)

@@ -1,0 +1,149 @@
+"""The command line, and crawldash as a real process over a real socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from crawldash import cli
+from crawldash.settings import Settings
+
+from .factories import export_body, rows, write_snapshot, write_status
+
+TS = 1_700_000_000
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["serve", "--port", "http"], "'http' is not a whole number"),
+        (["serve", "--port", "70000"], "70000 is outside 1-65535"),
+        (["serve", "--history-size", "0"], "outside"),
+        (["serve", "--max-file-size", "lots"], "not a size"),
+        (["serve", "--log-level", "loud"], "invalid choice"),
+        (["serve", "--bogus"], "unrecognized arguments"),
+        (["launch"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(capsys, argv: list[str], reason: str):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert reason in err
+
+
+def test_environment_supplies_defaults(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("CRAWLDASH_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("CRAWLDASH_PORT", "9191")
+    monkeypatch.setenv("CRAWLDASH_MAX_FILE_SIZE", "2M")
+    monkeypatch.setenv("CRAWLDASH_STALE_AFTER", "60")
+    settings = cli.settings_from(cli.build_parser().parse_args(["serve"]))
+    assert settings.data_dir == tmp_path
+    assert settings.port == 9191
+    assert settings.max_file_size == 2 * 1024 * 1024
+    assert settings.stale_after == 60
+    settings = cli.settings_from(cli.build_parser().parse_args(["serve", "--port", "9292"]))
+    assert settings.port == 9292  # the command line wins
+
+
+def test_bad_environment_value_exits_2(monkeypatch, capsys):
+    monkeypatch.setenv("CRAWLDASH_PORT", "eighty")
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["serve"])
+    assert exit_.value.code == 2
+    assert "'eighty' is not a whole number" in capsys.readouterr().err
+
+
+def test_non_loopback_bind_warns(monkeypatch, caplog, tmp_path: Path):
+    started: list[dict[str, Any]] = []
+    monkeypatch.setattr(web, "run_app", lambda app, **kw: started.append(kw))
+    cli.serve(Settings(data_dir=tmp_path, host="0.0.0.0"))
+    cli.serve(Settings(data_dir=tmp_path, host="127.0.0.1"))
+    cli.serve(Settings(data_dir=tmp_path, host="::1"))
+    warnings = [r.getMessage() for r in caplog.records if "no authentication" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "0.0.0.0" in warnings[0]
+    assert [kw["host"] for kw in started] == ["0.0.0.0", "127.0.0.1", "::1"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def get(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def wait_for(check, within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            if check():
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail("the server did not answer in time")
+        time.sleep(0.05)
+
+
+def test_serve_as_a_real_process(tmp_path: Path):
+    data_dir = tmp_path / "data"
+    write_snapshot(data_dir, TS, export_body(rows(20)))
+    write_status(data_dir, state="running")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [
+        sys.executable,
+        "-m",
+        "crawldash",
+        "serve",
+        "--data-dir",
+        str(data_dir),
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--port",
+        str(port),
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: get(f"{base}/api/status")[0] == 200)
+        status, snapshot = get(f"{base}/api/snapshot")
+        assert status == 200
+        assert snapshot["total_nodes"] == 20
+        assert get(f"{base}/api/status")[1]["state"] == "running"
+        time.sleep(1.0)  # let the watcher begin; the end-to-end check is of the whole path
+        write_snapshot(data_dir, TS + 600, export_body(rows(25)))
+        wait_for(lambda: get(f"{base}/api/snapshot")[1]["total_nodes"] == 25, within=5)
+        status, answer = get(f"{base}/api/check?address=198.0.0.24:8333")
+        assert (status, answer["reachable"]) == (200, True)
+        status, error = get(f"{base}/api/check?address=nope")
+        assert (status, error["error"]["code"]) == (400, "invalid_address")
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, stderr = server.communicate(timeout=10)
+    assert server.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert "snapshot loaded" in stderr

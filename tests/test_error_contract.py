@@ -1,0 +1,76 @@
+"""Every error of every route has the one shape, and no request gets a 500."""
+
+from __future__ import annotations
+
+import pytest
+
+from crawldash.routes import API
+from crawldash.typedefs import REFRESHER
+
+from .conftest import Client
+from .factories import export_body, rows, write_snapshot
+
+ERROR_PATHS = [
+    ("GET", "/api/snapshot", 503, "no_snapshot"),
+    ("GET", "/api/check?address=203.0.113.5:8333", 503, "no_snapshot"),
+    ("GET", "/api/check", 400, "missing_address"),
+    ("GET", "/api/check?address=", 400, "missing_address"),
+    ("GET", "/api/check?address=host.example:8333", 400, "invalid_address"),
+    ("GET", "/api/check?address=1.2.3.4:1&address=1.2.3.4:2", 400, "invalid_address"),
+    ("GET", "/api/history?limit=0", 400, "invalid_limit"),
+    ("GET", "/api/history?limit=x", 400, "invalid_limit"),
+    ("GET", "/", 404, "not_found"),
+    ("GET", "/api/nothing", 404, "not_found"),
+    ("GET", "/api/snapshot/", 404, "not_found"),
+    ("DELETE", "/nothing/here", 405, "method_not_allowed"),
+    *[
+        (method, path, 405, "method_not_allowed")
+        for path in API
+        for method in ("POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+    ],
+]
+
+
+def assert_error_shape(body: object, status: int, code: str) -> None:
+    assert isinstance(body, dict)
+    assert list(body) == ["error"]
+    error = body["error"]
+    assert list(error) == ["status", "code", "message"]
+    assert error["status"] == status
+    assert error["code"] == code
+    assert isinstance(error["message"], str)
+    assert len(error["message"]) > 10
+
+
+@pytest.mark.parametrize(("method", "path", "status", "code"), ERROR_PATHS)
+async def test_every_error_has_the_one_shape(client: Client, method, path, status, code):
+    response = await client.request(method, path)
+    assert response.status == status
+    assert response.content_type == "application/json"
+    assert_error_shape(await response.json(), status, code)
+    if status == 405:
+        assert response.headers["Allow"] == "GET, HEAD"
+
+
+async def test_head_of_an_error_has_no_body(client: Client):
+    response = await client.head("/api/snapshot")
+    assert response.status == 503
+    assert await response.read() == b""
+
+
+async def test_no_request_gets_a_500(client: Client, data_dir):
+    write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
+    await client.app[REFRESHER].refresh()
+    odd = [
+        "/api/check?address=%00",
+        "/api/check?address=%ff%fe:1",
+        "/api/history?limit=%00",
+        "/api/check?address=[::1]:8333&x=1",
+        "/api/history?limit=1&x",
+        "/%2e%2e/etc/passwd",
+        "/api/check?address=" + "9" * 5000,
+        "/api/history?limit=" + "1" * 5000,
+    ]
+    for path in odd:
+        response = await client.get(path)
+        assert response.status < 500, path

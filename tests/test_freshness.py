@@ -1,0 +1,192 @@
+"""The watcher keeps what is served fresh, and bad files never replace good data."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from crawldash.main import create_app
+from crawldash.settings import Settings
+from crawldash.typedefs import REFRESHER
+
+from .conftest import Client, eventually, watching
+from .factories import export_body, rows, write_snapshot, write_status
+
+TS = 1_700_000_000
+
+
+async def served_timestamp(client: Client) -> int | None:
+    response = await client.get("/api/snapshot")
+    return (await response.json())["timestamp"] if response.status == 200 else None
+
+
+async def served_nodes(client: Client) -> int:
+    return int((await (await client.get("/api/snapshot")).json())["total_nodes"])
+
+
+def age(path: Path, seconds: float) -> None:
+    """Make a file look as if it was last written ``seconds`` ago."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+async def test_new_snapshot_is_served_within_a_second(aiohttp_client, settings, data_dir):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    client = await aiohttp_client(create_app(settings))
+    assert await served_timestamp(client) == TS
+    await watching(client)
+    write_snapshot(data_dir, TS + 600, export_body(rows(7)))
+
+    async def served() -> bool:
+        return await served_timestamp(client) == TS + 600
+
+    assert await eventually(served) < 1.0
+    assert await served_nodes(client) == 7
+    history = await (await client.get("/api/history")).json()
+    assert [p["reachable"] for p in history] == [5, 7]
+
+
+async def test_half_written_file_is_never_served(aiohttp_client, settings, data_dir, caplog):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    client = await aiohttp_client(create_app(settings))
+    refresher = client.app[REFRESHER]
+    await watching(client)
+    body = export_body(rows(400))
+    path = data_dir / f"{TS + 600}.json"
+    with path.open("wb") as handle:  # written in place, as bitnodes' exporter does
+        handle.write(body[: len(body) // 2])
+        handle.flush()
+
+        async def seen_torn() -> bool:
+            return path.name in refresher.rejected
+
+        await eventually(seen_torn)
+        assert await served_timestamp(client) == TS
+        assert await served_nodes(client) == 5
+        handle.write(body[len(body) // 2 :])
+
+    async def served() -> bool:
+        return await served_timestamp(client) == TS + 600
+
+    await eventually(served)
+    assert await served_nodes(client) == 400
+    assert path.name not in refresher.rejected
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"", "empty"),
+        (b"   \n", "empty"),
+        (b"\x00\x01garbage", "not JSON"),
+        (b'{"nodes": 5}', "does not decode"),
+        (b'[["203.0.113.5", 8333]]', "does not decode"),
+        (b'[["203.0.113.5", 8333, 70016', "does not decode"),
+        (b'{"timestamp": 1}', "does not decode"),
+        (
+            b'[["not an address", 8333, 70016, null, 0, 0, 0, null, null, null, 0, 0, null, null,'
+            b" null]]",
+            "usable address",
+        ),
+    ],
+)
+async def test_bad_files_are_rejected_and_logged_once(
+    aiohttp_client, settings, data_dir, caplog, content, reason
+):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    bad = data_dir / f"{TS + 600}.json"
+    bad.write_bytes(content)
+    age(bad, 60)
+    client = await aiohttp_client(create_app(settings))
+    refresher = client.app[REFRESHER]
+    for _ in range(3):
+        await refresher.refresh()
+    assert await served_timestamp(client) == TS
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert bad.name in warnings[0]
+    assert reason in warnings[0]
+    history = await (await client.get("/api/history")).json()
+    assert [p["timestamp"] for p in history] == [TS]
+
+    write_snapshot(data_dir, TS + 600, export_body(rows(9)))  # fixed: tried again, served
+
+    async def served() -> bool:
+        return await served_timestamp(client) == TS + 600
+
+    await eventually(served)  # the watcher was watching: the refreshes above waited for it
+
+
+async def test_too_large_file_is_rejected(aiohttp_client, tmp_path, data_dir, caplog):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    write_snapshot(data_dir, TS + 600, export_body(rows(500)))
+    age(data_dir / f"{TS + 600}.json", 60)
+    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", max_file_size=10_000)
+    client = await aiohttp_client(create_app(settings))
+    assert await served_timestamp(client) == TS
+    assert any("over the limit of 10000 bytes" in r.getMessage() for r in caplog.records)
+
+
+async def test_deleting_files_never_empties_memory(aiohttp_client, settings, data_dir):
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    write_snapshot(data_dir, TS + 600, export_body(rows(4)))
+    write_status(data_dir, state="running")
+    client = await aiohttp_client(create_app(settings))
+    for path in data_dir.iterdir():
+        path.unlink()
+    await watching(client)
+    await client.app[REFRESHER].refresh()
+    assert await served_timestamp(client) == TS + 600
+    assert (await (await client.get("/api/status")).json())["state"] == "running"
+    history = await (await client.get("/api/history")).json()
+    assert [p["reachable"] for p in history] == [3, 4]
+    write_snapshot(data_dir, TS + 1200, export_body(rows(6)))
+
+    async def served() -> bool:
+        return await served_timestamp(client) == TS + 1200
+
+    await eventually(served)
+
+
+async def test_status_json_changes_are_picked_up_and_bad_ones_ignored(
+    aiohttp_client, settings, data_dir
+):
+    write_status(data_dir, state="starting", queue_size=1)
+    client = await aiohttp_client(create_app(settings))
+
+    async def state_is(expected: str) -> bool:
+        return bool((await (await client.get("/api/status")).json())["state"] == expected)
+
+    assert await state_is("starting")
+    await watching(client)
+    write_status(data_dir, state="running", queue_size=5000)
+    await eventually(lambda: state_is("running"))
+    (data_dir / "status.json").write_text('{"state": 5}')
+    await client.app[REFRESHER].refresh()
+    assert await state_is("running")
+
+
+async def test_newest_unusable_at_start_serves_the_newest_good_file(
+    aiohttp_client, settings, data_dir
+):
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    write_snapshot(data_dir, TS + 600, export_body(rows(4)))
+    (data_dir / f"{TS + 1200}.json").write_bytes(b"[[")
+    client = await aiohttp_client(create_app(settings))
+    assert await served_timestamp(client) == TS + 600
+
+
+async def test_other_files_are_ignored(aiohttp_client, settings, data_dir):
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    (data_dir / f"{TS + 600}.json.tmp").write_bytes(export_body(rows(9)))
+    (data_dir / "notes.json").write_bytes(b"[]")
+    (data_dir / "9999999999.txt").write_bytes(b"[]")
+    client = await aiohttp_client(create_app(settings))
+    assert await served_timestamp(client) == TS
+    history = await (await client.get("/api/history")).json()
+    assert [p["timestamp"] for p in history] == [TS]

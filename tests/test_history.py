@@ -1,0 +1,107 @@
+"""The bounded history, its answers, and its index across restarts."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import msgspec
+
+from crawldash.history import History, HistoryEntry, HistoryStore
+from crawldash.main import create_app
+from crawldash.settings import Settings
+
+from .factories import export_body, rows, write_snapshot
+
+TS = 1_700_000_000
+
+
+def points(history: History, limit: int = 1000) -> list[tuple[int, int]]:
+    return [(p["timestamp"], p["reachable"]) for p in msgspec.json.decode(history.body(limit))]
+
+
+def test_history_is_bounded_sorted_and_replaces_by_timestamp():
+    history = History(3)
+    for timestamp in (30, 10, 20, 40):
+        history.record(HistoryEntry(timestamp, timestamp))
+    assert points(history) == [(20, 20), (30, 30), (40, 40)]
+    assert not history.record(HistoryEntry(5, 5))  # older than all while full: dropped
+    assert history.record(HistoryEntry(25, 1))  # inside the window: the oldest makes room
+    assert points(history) == [(25, 1), (30, 30), (40, 40)]
+    assert history.record(HistoryEntry(30, 99))
+    assert points(history, 2) == [(30, 99), (40, 40)]
+    assert not history.record(HistoryEntry(30, 99))
+    assert len(history) == 3
+
+
+def test_history_body_is_encoded_once_per_change():
+    history = History(10)
+    history.record(HistoryEntry(1, 1))
+    first = history.body(144)
+    assert history.body(144) is first
+    history.record(HistoryEntry(2, 2))
+    assert history.body(144) is not first
+    assert points(history) == [(1, 1), (2, 2)]
+
+
+def test_store_round_trips_and_is_per_data_dir(tmp_path: Path):
+    a = HistoryStore.for_data_dir(tmp_path / "state", tmp_path / "a")
+    b = HistoryStore.for_data_dir(tmp_path / "state", tmp_path / "b")
+    assert a.path != b.path
+    entries = [HistoryEntry(1, 10, 100, 5), HistoryEntry(2, 20)]
+    a.save(entries)
+    assert a.load() == entries
+    assert b.load() == []
+    assert not list((tmp_path / "state").glob(".*tmp"))  # no temporary files left behind
+
+
+def test_unreadable_index_is_rebuilt_and_unwritable_one_is_said_once(tmp_path: Path, caplog):
+    store = HistoryStore(tmp_path / "index.json")
+    store.path.write_bytes(b"{torn")
+    assert store.load() == []
+    blocked = HistoryStore(tmp_path / "a-file" / "index.json")
+    (tmp_path / "a-file").write_text("not a folder")
+    for _ in range(3):
+        blocked.save([HistoryEntry(1, 1)])
+    said = [r for r in caplog.records if "cannot write the history index" in r.getMessage()]
+    assert len(said) == 1
+    assert blocked.failed
+
+
+async def test_points_of_pruned_files_survive_a_restart(aiohttp_client, settings, data_dir):
+    for i in range(4):
+        write_snapshot(data_dir, TS + 600 * i, export_body(rows(10 + i)))
+    app = create_app(settings)
+    client = await aiohttp_client(app)
+    first = await (await client.get("/api/history")).json()
+    assert [p["reachable"] for p in first] == [10, 11, 12, 13]
+    await client.close()
+    for i in range(3):  # the crawler prunes its older files
+        (data_dir / f"{TS + 600 * i}.json").unlink()
+    client = await aiohttp_client(create_app(settings))
+    assert await (await client.get("/api/history")).json() == first
+
+
+async def test_unwritable_state_dir_runs_from_memory(aiohttp_client, tmp_path, data_dir, caplog):
+    (tmp_path / "blocked").write_text("a file where the state folder should be")
+    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "blocked" / "state")
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    write_snapshot(data_dir, TS + 600, export_body(rows(4)))
+    client = await aiohttp_client(create_app(settings))
+    history = await (await client.get("/api/history")).json()
+    assert [p["reachable"] for p in history] == [3, 4]
+    await client.close()
+    said = [r for r in caplog.records if "cannot write the history index" in r.getMessage()]
+    assert len(said) == 1
+    assert said[0].levelno == logging.WARNING
+
+
+async def test_rewritten_file_is_counted_again_at_start(aiohttp_client, settings, data_dir):
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    write_snapshot(data_dir, TS + 600, export_body(rows(4)))
+    client = await aiohttp_client(create_app(settings))
+    await client.close()
+    write_snapshot(data_dir, TS, export_body(rows(8)))
+    client = await aiohttp_client(create_app(settings))
+    history = await (await client.get("/api/history")).json()
+    assert [p["reachable"] for p in history] == [8, 4]
