@@ -14,6 +14,7 @@ from typing import NoReturn
 from aiohttp import web
 
 from . import __version__
+from .logs import configure_logging
 from .main import create_app
 from .settings import Settings
 
@@ -107,6 +108,27 @@ def add_server_options(parser: argparse.ArgumentParser, *, data_dir: bool = True
         help="larger crawler files are rejected [CRAWLDASH_MAX_FILE_SIZE, 256M]",
     )
     parser.add_argument(
+        "--cache-max-age",
+        type=whole_number(0, 10**9),
+        default=os.environ.get("CRAWLDASH_CACHE_MAX_AGE"),
+        help="Cache-Control max-age of snapshot and history [CRAWLDASH_CACHE_MAX_AGE, "
+        "until the next crawl is expected]",
+    )
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        default=None,
+        help="an origin allowed to read the API from a browser, or *; repeatable "
+        "[CRAWLDASH_CORS_ORIGIN, comma-separated; none]",
+    )
+    parser.add_argument(
+        "--keepalive-timeout",
+        type=whole_number(1, 86400),
+        default=env("KEEPALIVE_TIMEOUT", "15"),
+        help="seconds a connection may stay idle or take to send a request "
+        "[CRAWLDASH_KEEPALIVE_TIMEOUT, 15]",
+    )
+    parser.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
         default=env("LOG_LEVEL", "info"),
@@ -178,13 +200,16 @@ def settings_from(args: argparse.Namespace) -> Settings:
         stale_after=args.stale_after,
         max_file_size=args.max_file_size,
         log_level=args.log_level,
+        cache_max_age=args.cache_max_age,
+        cors_origins=cors_origins(args.cors_origin),
+        keepalive_timeout=args.keepalive_timeout,
     )
 
 
-def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+def cors_origins(given: list[str] | None) -> tuple[str, ...]:
+    """Origins from the command line, else from CRAWLDASH_CORS_ORIGIN (comma-separated)."""
+    values = given if given is not None else [os.environ.get("CRAWLDASH_CORS_ORIGIN", "")]
+    return tuple(o.strip() for value in values for o in value.split(",") if o.strip())
 
 
 def serve(settings: Settings) -> None:
@@ -195,7 +220,9 @@ def serve(settings: Settings) -> None:
             settings.host,
         )
     log.info("serving %s on http://%s:%d", settings.data_dir, settings.host, settings.port)
-    web.run_app(create_app(settings), host=settings.host, port=settings.port, print=None)
+    web.run_app(
+        create_app(settings), host=settings.host, port=settings.port, print=None, backlog=1024
+    )
 
 
 def is_loopback(host: str) -> bool:

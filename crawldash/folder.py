@@ -66,4 +66,5 @@ def read_snapshot(path: Path, max_size: int) -> ServedSnapshot:
     timestamp = snapshot_timestamp(path.name)
     if timestamp is None:
         raise ValueError(f"{path.name} is not a snapshot file name")
-    return ServedSnapshot.prepare(decode_snapshot(read_file(path, max_size)[0], timestamp))
+    data, version = read_file(path, max_size)
+    return ServedSnapshot.prepare(decode_snapshot(data, timestamp), version.mtime_ns / 1e9)

@@ -6,15 +6,18 @@ import bisect
 import hashlib
 import logging
 import os
+import statistics
 import tempfile
+import time
 from collections import deque
-from itertools import islice
+from itertools import islice, pairwise
 from pathlib import Path
 
 import msgspec
 
 from .loader import FileVersion
 from .models import Base, HistoryPoint
+from .representation import Representation, represent
 
 log = logging.getLogger(__name__)
 _MAX_CACHED_BODIES = 32
@@ -43,7 +46,9 @@ class History:
         self.capacity = capacity
         self._entries: deque[HistoryEntry] = deque(maxlen=capacity)
         self._by_timestamp: dict[int, HistoryEntry] = {}
-        self._bodies: dict[int, bytes] = {}
+        self._bodies: dict[int, Representation] = {}
+        self._changed_at = time.time()
+        self._median_interval: int | None = None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -72,6 +77,8 @@ class History:
             self._insert(entry)
         self._by_timestamp[entry.timestamp] = entry
         self._bodies.clear()
+        self._changed_at = time.time()
+        self._median_interval = None
         return True
 
     def _index_of(self, timestamp: int) -> int:
@@ -87,7 +94,7 @@ class History:
             del self._by_timestamp[self._entries.popleft().timestamp]
         self._entries.insert(self._index_of(entry.timestamp), entry)
 
-    def body(self, limit: int) -> bytes:
+    def body(self, limit: int) -> Representation:
         """The JSON array of the most recent ``limit`` points, encoded once per change."""
         count = min(limit, len(self._entries))
         body = self._bodies.get(count)
@@ -96,11 +103,18 @@ class History:
             points = [
                 HistoryPoint(e.timestamp, e.reachable) for e in islice(self._entries, start, None)
             ]
-            body = _encoder.encode(points)
+            body = represent(_encoder.encode(points), self._changed_at)
             if len(self._bodies) >= _MAX_CACHED_BODIES:
                 self._bodies.clear()
             self._bodies[count] = body
         return body
+
+    def median_interval(self) -> int | None:
+        """The median seconds between the most recent crawls; None with fewer than two."""
+        if self._median_interval is None and len(self._entries) >= 2:
+            recent = [e.timestamp for e in islice(self._entries, max(0, len(self) - 25), None)]
+            self._median_interval = int(statistics.median(b - a for a, b in pairwise(recent)))
+        return self._median_interval
 
 
 class HistoryStore:

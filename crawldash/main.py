@@ -5,26 +5,46 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 
+import msgspec
 from aiohttp import web
 
+from .headers import add_headers
 from .history import HistoryStore
+from .openapi import build_openapi
 from .refresh import Refresher
+from .representation import represent
 from .routes import setup_routes
 from .settings import Settings
 from .state import State
-from .typedefs import REFRESHER, SETTINGS, STATE, WATCHER
+from .typedefs import OPENAPI, REFRESHER, SETTINGS, STATE, WATCHER
 from .watcher import Watcher
 
 log = logging.getLogger(__name__)
 
 
+# Limits of the HTTP layer (aiohttp answers past them with a plain-text 400).
+MAX_LINE_SIZE = 8190  # the request line, URL included
+MAX_FIELD_SIZE = 8190  # one header
+MAX_HEADERS = 64
+
+
 def create_app(settings: Settings) -> web.Application:
-    app = web.Application()
+    app = web.Application(
+        handler_args={
+            "keepalive_timeout": settings.keepalive_timeout,
+            "max_line_size": MAX_LINE_SIZE,
+            "max_field_size": MAX_FIELD_SIZE,
+            "max_headers": MAX_HEADERS,
+        }
+    )
     app[SETTINGS] = settings
     app[STATE] = State(history_size=settings.history_size, stale_after=settings.stale_after)
+    app[OPENAPI] = represent(msgspec.json.encode(build_openapi()), time.time())
     setup_routes(app)
+    app.on_response_prepare.append(add_headers)
     app.cleanup_ctx.append(data_ctx)
     return app
 

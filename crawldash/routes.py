@@ -3,12 +3,15 @@
 from aiohttp import web
 
 from . import views
+from .headers import preflight
+from .typedefs import SETTINGS
 
 API = {
     "/api/snapshot": views.snapshot,
     "/api/status": views.status,
     "/api/history": views.history,
     "/api/check": views.check,
+    "/api/openapi.json": views.openapi,
 }
 
 
@@ -17,5 +20,7 @@ def setup_routes(app: web.Application) -> None:
         resource = app.router.add_resource(path)
         resource.add_route("GET", handler)
         resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
+        if app[SETTINGS].cors_origins:
+            resource.add_route("OPTIONS", preflight)
         resource.add_route("*", views.not_allowed)
     app.router.add_route("*", "/{tail:.*}", views.not_found)

@@ -23,6 +23,9 @@ class Settings:
     stale_after: int = 3600
     max_file_size: int = 256 * 1024 * 1024
     log_level: str = "info"
+    cache_max_age: int | None = None  # None: until the next crawl is expected
+    cors_origins: tuple[str, ...] = ()
+    keepalive_timeout: float = 15.0
     debounce_ms: int = 300
     force_polling: bool = False
 

@@ -14,28 +14,32 @@ import msgspec
 from .history import History
 from .loader import Snapshot
 from .models import ApiSnapshot, CheckBody, CrawlerStatus, NodeRow, StatusBody
+from .representation import Representation, compressed, represent
 
 _encoder = msgspec.json.Encoder()
 
 
 @dataclass(frozen=True)
 class ServedSnapshot:
-    """The latest snapshot with its response encoded and its nodes indexed by address."""
+    """The latest snapshot, its response in every encoding, and its nodes by address."""
 
     timestamp: int
     total_nodes: int
     latest_height: int
-    body: bytes
+    representations: dict[str, Representation]  # by content coding: identity, gzip, br
     nodes: dict[str, NodeRow]
 
+    @property
+    def body(self) -> bytes:
+        return self.representations["identity"].body
+
     @classmethod
-    def prepare(cls, snapshot: Snapshot) -> ServedSnapshot:
-        """Encode the response; slow for a large snapshot, so run it off the event loop."""
+    def prepare(cls, snapshot: Snapshot, modified: float) -> ServedSnapshot:
+        """Encode and compress the response; slow for a large snapshot: run it off the loop."""
         total = len(snapshot.nodes)
         api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
-        return cls(
-            snapshot.timestamp, total, snapshot.latest_height, _encoder.encode(api), snapshot.nodes
-        )
+        encodings = compressed(represent(_encoder.encode(api), modified))
+        return cls(snapshot.timestamp, total, snapshot.latest_height, encodings, snapshot.nodes)
 
     def check_body(self, address: str) -> bytes:
         """The ``/api/check`` answer for a canonical address."""
@@ -55,7 +59,7 @@ class State:
         self.history = History(history_size)
         self.stale_after = stale_after
         self._clock = clock
-        self._status_body: tuple[int, bytes] | None = None
+        self._status_body: tuple[int, Representation] | None = None
 
     def set_snapshot(self, snapshot: ServedSnapshot) -> None:
         self.snapshot = snapshot
@@ -65,12 +69,19 @@ class State:
         self.status = status
         self._status_body = None
 
-    def status_body(self) -> bytes:
+    def status_body(self) -> Representation:
         """The ``/api/status`` answer; it holds an age, so it is encoded at most once a second."""
         now = int(self._clock())
         if self._status_body is None or self._status_body[0] != now:
-            self._status_body = (now, _encoder.encode(self.status_at(now)))
+            self._status_body = (now, represent(_encoder.encode(self.status_at(now)), now))
         return self._status_body[1]
+
+    def seconds_to_next_crawl(self) -> int | None:
+        """Seconds until the next crawl is expected, from the median interval; None if unknown."""
+        interval = self.history.median_interval()
+        if self.snapshot is None or interval is None:
+            return None
+        return max(0, self.snapshot.timestamp + interval - int(self._clock()))
 
     def status_at(self, now: int) -> StatusBody:
         snapshot, status = self.snapshot, self.status

@@ -7,8 +7,9 @@ import re
 from aiohttp import web
 
 from .address import AddressError, parse_address
+from .conditional import negotiate, not_acceptable, respond
 from .errors import error_response, method_not_allowed, no_snapshot
-from .typedefs import STATE
+from .typedefs import OPENAPI, SETTINGS, STATE
 
 DEFAULT_HISTORY_LIMIT = 144
 _WHOLE_NUMBER = re.compile(r"[0-9]+")
@@ -20,13 +21,27 @@ def json_response(body: bytes) -> web.Response:
     return web.Response(body=body, content_type="application/json")
 
 
+def until_next_crawl(app: web.Application) -> str:
+    """Cache-Control for data that changes with the next crawl."""
+    max_age = app[SETTINGS].cache_max_age
+    if max_age is None:
+        max_age = app[STATE].seconds_to_next_crawl()
+    return "no-cache" if max_age is None else f"public, max-age={max_age}"
+
+
 async def snapshot(request: web.Request) -> web.Response:
     served = request.app[STATE].snapshot
-    return no_snapshot() if served is None else json_response(served.body)
+    if served is None:
+        return no_snapshot()
+    coding = negotiate(request.headers.get("Accept-Encoding"))
+    if coding is None:
+        return not_acceptable()
+    cache_control = until_next_crawl(request.app)
+    return respond(request, served.representations[coding], cache_control, vary=True)
 
 
 async def status(request: web.Request) -> web.Response:
-    return json_response(request.app[STATE].status_body())
+    return respond(request, request.app[STATE].status_body(), "no-cache")
 
 
 async def history(request: web.Request) -> web.Response:
@@ -40,7 +55,7 @@ async def history(request: web.Request) -> web.Response:
             f"limit must be given once, as a whole number of at least 1 (default "
             f"{DEFAULT_HISTORY_LIMIT}; at most {state.history.capacity} points are held)",
         )
-    return json_response(state.history.body(limit))
+    return respond(request, state.history.body(limit), until_next_crawl(request.app))
 
 
 def _whole_number(text: str) -> int | None:
@@ -67,6 +82,10 @@ async def check(request: web.Request) -> web.Response:
         return error_response(400, "invalid_address", str(exc))
     served = request.app[STATE].snapshot
     return no_snapshot() if served is None else json_response(served.check_body(address))
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return respond(request, request.app[OPENAPI], "public, max-age=3600")
 
 
 async def not_allowed(request: web.Request) -> web.Response:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from crawldash import cli
 from crawldash.settings import Settings
 
 from .factories import export_body, rows, write_snapshot, write_status
+from .process import free_port
 
 TS = 1_700_000_000
 
@@ -79,12 +79,6 @@ def test_non_loopback_bind_warns(monkeypatch, caplog, tmp_path: Path):
     assert len(warnings) == 1
     assert "0.0.0.0" in warnings[0]
     assert [kw["host"] for kw in started] == ["0.0.0.0", "127.0.0.1", "::1"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def get(url: str) -> tuple[int, Any]:

@@ -52,6 +52,14 @@ async def test_every_error_has_the_one_shape(client: Client, method, path, statu
         assert response.headers["Allow"] == "GET, HEAD"
 
 
+async def test_refused_encodings_have_the_one_shape(client: Client, data_dir):
+    write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
+    await client.app[REFRESHER].refresh()
+    response = await client.get("/api/snapshot", headers={"Accept-Encoding": "identity;q=0"})
+    assert response.status == 406
+    assert_error_shape(await response.json(), 406, "not_acceptable")
+
+
 async def test_head_of_an_error_has_no_body(client: Client):
     response = await client.head("/api/snapshot")
     assert response.status == 503

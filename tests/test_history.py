@@ -17,7 +17,7 @@ TS = 1_700_000_000
 
 
 def points(history: History, limit: int = 1000) -> list[tuple[int, int]]:
-    return [(p["timestamp"], p["reachable"]) for p in msgspec.json.decode(history.body(limit))]
+    return [(p["timestamp"], p["reachable"]) for p in msgspec.json.decode(history.body(limit).body)]
 
 
 def test_history_is_bounded_sorted_and_replaces_by_timestamp():

@@ -1,0 +1,53 @@
+"""A response body with its validators, built once when the data changes, never per request."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from dataclasses import dataclass, field
+from email.utils import formatdate
+
+import brotli
+
+GZIP_LEVEL = 6
+BROTLI_QUALITY = 6  # ~40 ms for a 15,000-node snapshot; 11 would take seconds
+
+
+@dataclass(frozen=True)
+class Representation:
+    """Bytes to send, their strong ETag and Last-Modified, and their Content-Encoding."""
+
+    body: bytes
+    etag: str
+    modified: int  # unix seconds, for If-Modified-Since
+    encoding: str | None = None
+    headers: dict[str, str] = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        headers = {"ETag": self.etag, "Last-Modified": formatdate(self.modified, usegmt=True)}
+        if self.encoding:
+            headers["Content-Encoding"] = self.encoding
+        object.__setattr__(self, "headers", headers)
+
+
+def tag_of(body: bytes) -> str:
+    return hashlib.blake2b(body, digest_size=12).hexdigest()
+
+
+def represent(body: bytes, modified: float) -> Representation:
+    """The identity representation of ``body``, last modified at unix time ``modified``."""
+    return Representation(body, f'"{tag_of(body)}"', int(modified))
+
+
+def compressed(identity: Representation) -> dict[str, Representation]:
+    """Every representation of a body: identity, gzip and br. Slow: run it off the loop."""
+    tag = identity.etag.strip('"')
+    bodies = {
+        "gzip": gzip.compress(identity.body, GZIP_LEVEL, mtime=0),
+        "br": brotli.compress(identity.body, quality=BROTLI_QUALITY),
+    }
+    encoded = {
+        name: Representation(body, f'"{tag}-{name}"', identity.modified, name)
+        for name, body in bodies.items()
+    }
+    return {"identity": identity, **encoded}

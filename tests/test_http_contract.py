@@ -1,0 +1,202 @@
+"""Conditional requests, compression, cache headers, CORS and the published schema."""
+
+from __future__ import annotations
+
+import gzip
+import time
+from email.utils import formatdate
+from pathlib import Path
+
+import brotli
+import msgspec
+import pytest
+
+from crawldash.conditional import negotiate
+from crawldash.main import create_app
+from crawldash.settings import Settings
+from crawldash.typedefs import REFRESHER
+
+from .conftest import Client
+from .factories import export_body, rows, write_snapshot
+
+TS = 1_700_000_000
+
+
+@pytest.fixture
+async def served(aiohttp_client, settings, data_dir) -> Client:
+    for i in range(3):
+        write_snapshot(data_dir, TS + 600 * i, export_body(rows(300 + i)))
+    client: Client = await aiohttp_client(create_app(settings))
+    return client
+
+
+@pytest.mark.parametrize("path", ["/api/snapshot", "/api/status", "/api/history?limit=2"])
+async def test_etag_revalidation_answers_304_without_body(served: Client, path: str):
+    first = await served.get(path)
+    assert first.status == 200
+    etag = first.headers["ETag"]
+    assert etag.startswith('"')
+    assert "Last-Modified" in first.headers
+    again = await served.get(path, headers={"If-None-Match": etag})
+    if path == "/api/status" and again.status == 200:  # the age ticked over a second
+        again = await served.get(path, headers={"If-None-Match": again.headers["ETag"]})
+    assert again.status == 304
+    assert await again.read() == b""
+    assert again.headers["ETag"]
+    stale = await served.get(path, headers={"If-None-Match": '"not-it", W/"nor-this"'})
+    assert stale.status == 200
+    assert await stale.read() == await first.read() or path == "/api/status"
+
+
+async def test_if_modified_since(served: Client):
+    first = await served.get("/api/snapshot")
+    modified = first.headers["Last-Modified"]
+    assert (
+        await served.get("/api/snapshot", headers={"If-Modified-Since": modified})
+    ).status == 304
+    earlier = formatdate(time.time() - 10 * 86400, usegmt=True)
+    assert (await served.get("/api/snapshot", headers={"If-Modified-Since": earlier})).status == 200
+    assert (
+        await served.get("/api/snapshot", headers={"If-Modified-Since": "nonsense"})
+    ).status == 200
+
+
+async def test_new_snapshot_changes_the_validator(served: Client, data_dir: Path):
+    etag = (await served.get("/api/snapshot")).headers["ETag"]
+    write_snapshot(data_dir, TS + 1800, export_body(rows(400)))
+    await served.app[REFRESHER].refresh()
+    response = await served.get("/api/snapshot", headers={"If-None-Match": etag})
+    assert response.status == 200
+    assert (await response.json())["total_nodes"] == 400
+
+
+@pytest.mark.parametrize(
+    ("accept", "coding"),
+    [
+        ("gzip", "gzip"),
+        ("br", "br"),
+        ("gzip, deflate, br", "br"),
+        ("br;q=0.5, gzip", "gzip"),
+        ("identity", None),
+        ("", None),
+        ("*", "br"),
+        ("zstd", None),
+    ],
+)
+async def test_snapshot_compression_is_negotiated(served: Client, accept: str, coding):
+    identity = await (
+        await served.get("/api/snapshot", headers={"Accept-Encoding": "identity"})
+    ).read()
+    response = await served.get(
+        "/api/snapshot", headers={"Accept-Encoding": accept}, auto_decompress=False
+    )
+    assert response.status == 200
+    assert response.headers.get("Content-Encoding") == coding
+    assert "Accept-Encoding" in response.headers["Vary"]
+    raw = await response.read()
+    assert int(response.headers["Content-Length"]) == len(raw)
+    decoded = {"gzip": gzip.decompress, "br": brotli.decompress, None: bytes}[coding](raw)
+    assert decoded == identity
+    if coding:
+        assert len(raw) < len(identity) / 3
+
+
+async def test_refusing_every_coding_is_406(served: Client):
+    response = await served.get("/api/snapshot", headers={"Accept-Encoding": "identity;q=0, *;q=0"})
+    assert response.status == 406
+    assert (await response.json())["error"]["code"] == "not_acceptable"
+
+
+def test_negotiation_rules():
+    assert negotiate(None) == "identity"
+    assert negotiate("gzip;q=0, identity;q=0.5") == "identity"
+    assert negotiate("br;q=0.1, gzip;q=0.9") == "gzip"
+    assert negotiate("*;q=0, gzip") == "gzip"
+    assert negotiate("identity;q=0") is None
+    assert negotiate("gzip;q=abc") == "identity"
+
+
+async def test_cache_control_follows_the_crawl_interval(aiohttp_client, settings, data_dir):
+    now = int(time.time())
+    for i in range(4):
+        write_snapshot(data_dir, now - 300 - 600 * (3 - i), export_body(rows(5)))
+    client = await aiohttp_client(create_app(settings))
+    for path in ("/api/snapshot", "/api/history"):
+        cache_control = (await client.get(path)).headers["Cache-Control"]
+        assert cache_control.startswith("public, max-age=")
+        assert 290 <= int(cache_control.split("=")[1]) <= 300  # next crawl due in ~300 s
+    assert (await client.get("/api/status")).headers["Cache-Control"] == "no-cache"
+
+
+async def test_cache_max_age_setting_wins(aiohttp_client, tmp_path, data_dir):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", cache_max_age=42)
+    client = await aiohttp_client(create_app(settings))
+    assert (await client.get("/api/snapshot")).headers["Cache-Control"] == "public, max-age=42"
+
+
+async def test_head_matches_get_headers(served: Client):
+    get = await served.get("/api/snapshot", headers={"Accept-Encoding": "gzip"})
+    head = await served.head("/api/snapshot", headers={"Accept-Encoding": "gzip"})
+    for name in ("ETag", "Last-Modified", "Content-Encoding", "Content-Length", "Cache-Control"):
+        assert head.headers[name] == get.headers[name]
+    assert await head.read() == b""
+
+
+@pytest.mark.parametrize("path", ["/api/snapshot", "/api/check", "/nowhere", "/api/openapi.json"])
+async def test_nosniff_everywhere_and_no_cors_by_default(served: Client, path: str):
+    for method in ("GET", "POST"):
+        response = await served.request(method, path, headers={"Origin": "https://a.example"})
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert "Access-Control-Allow-Origin" not in response.headers
+    assert (await served.options(path)).status == 405
+
+
+async def test_cors_for_named_origins(aiohttp_client, tmp_path, data_dir):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    settings = Settings(
+        data_dir=data_dir, state_dir=tmp_path / "s", cors_origins=("https://dash.example",)
+    )
+    client = await aiohttp_client(create_app(settings))
+    allowed = await client.get("/api/status", headers={"Origin": "https://dash.example"})
+    assert allowed.headers["Access-Control-Allow-Origin"] == "https://dash.example"
+    assert "ETag" in allowed.headers["Access-Control-Expose-Headers"]
+    other = await client.get("/api/status", headers={"Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in other.headers
+    preflight = await client.options(
+        "/api/history",
+        headers={
+            "Origin": "https://dash.example",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "if-none-match",
+        },
+    )
+    assert preflight.status == 204
+    assert "GET" in preflight.headers["Access-Control-Allow-Methods"]
+    assert "If-None-Match" in preflight.headers["Access-Control-Allow-Headers"]
+    assert preflight.headers["Access-Control-Allow-Origin"] == "https://dash.example"
+    refused = await client.options(
+        "/api/history",
+        headers={"Origin": "https://dash.example", "Access-Control-Request-Method": "DELETE"},
+    )
+    assert refused.status == 405
+
+
+async def test_openapi_document_describes_every_endpoint(served: Client):
+    response = await served.get("/api/openapi.json")
+    assert response.status == 200
+    document = msgspec.json.decode(await response.read())
+    assert document["openapi"] == "3.1.0"
+    assert set(document["paths"]) == {"/api/snapshot", "/api/status", "/api/history", "/api/check"}
+    schemas = document["components"]["schemas"]
+    assert set(schemas["StatusBody"]["properties"]) == set(
+        await (await served.get("/api/status")).json()
+    )
+    assert schemas["NodeRow"]["type"] == "array"
+    limit = document["paths"]["/api/history"]["get"]["parameters"][0]
+    assert limit["schema"] == {"type": "integer", "minimum": 1, "default": 144}
+    assert (
+        "oldest first"
+        in document["paths"]["/api/history"]["get"]["responses"]["200"]["description"]
+    )
+    assert set(document["paths"]["/api/check"]["get"]["responses"]) == {"200", "400", "503"}
