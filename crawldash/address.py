@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 
 MAX_ADDRESS_LENGTH = 100
+NETWORKS = ("ipv4", "ipv6", "onion", "i2p", "cjdns")
 _ONION = re.compile(r"[a-z2-7]{56}\.onion")
 _I2P = re.compile(r"[a-z2-7]{52}\.b32\.i2p")
 _PORT = re.compile(r"[0-9]{1,5}")

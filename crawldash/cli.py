@@ -6,7 +6,9 @@ import argparse
 import ipaddress
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -98,8 +100,16 @@ def add_server_options(parser: argparse.ArgumentParser, *, data_dir: bool = True
     parser.add_argument(
         "--stale-after",
         type=whole_number(1, 10**9),
-        default=env("STALE_AFTER", "3600"),
-        help="seconds after which the snapshot is stale [CRAWLDASH_STALE_AFTER, 3600]",
+        default=os.environ.get("CRAWLDASH_STALE_AFTER"),
+        help="seconds after which the snapshot is stale [CRAWLDASH_STALE_AFTER, three times "
+        "the median crawl interval, at least 1800]",
+    )
+    parser.add_argument(
+        "--stuck-after",
+        type=whole_number(1, 10**9),
+        default=env("STUCK_AFTER", "3600"),
+        help="seconds of one non-running state, or of no status update, after which the "
+        "crawler is stuck [CRAWLDASH_STUCK_AFTER, 3600]",
     )
     parser.add_argument(
         "--max-file-size",
@@ -135,6 +145,12 @@ def add_server_options(parser: argparse.ArgumentParser, *, data_dir: bool = True
         type=str.lower,
         help="[CRAWLDASH_LOG_LEVEL, info]",
     )
+    parser.add_argument(
+        "--access-log",
+        action=argparse.BooleanOptionalAction,
+        default=env("ACCESS_LOG", "1") not in ("0", "false", "no", "off"),
+        help="one line per request [CRAWLDASH_ACCESS_LOG, on]",
+    )
 
 
 def build_parser() -> Parser:
@@ -167,12 +183,48 @@ def build_parser() -> Parser:
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--no-serve", action="store_true", help="write the folder and exit")
     add_server_options(demo, data_dir=False)
+    bridge = commands.add_parser(
+        "bitnodes-status", help="write bitnodes' crawler status from Redis to status.json"
+    )
+    bridge.add_argument(
+        "--redis",
+        default=env("REDIS_URL", "redis://localhost:6379/0"),
+        help="[CRAWLDASH_REDIS_URL, redis://localhost:6379/0]",
+    )
+    bridge.add_argument(
+        "--out",
+        type=Path,
+        default=os.environ.get("CRAWLDASH_STATUS_OUT"),
+        required="CRAWLDASH_STATUS_OUT" not in os.environ,
+        help="the status.json to write, in the data folder [CRAWLDASH_STATUS_OUT]",
+    )
+    bridge.add_argument(
+        "--interval",
+        type=seconds,
+        default=env("BRIDGE_INTERVAL", "10"),
+        help="seconds between reads [CRAWLDASH_BRIDGE_INTERVAL, 10]",
+    )
+    bridge.add_argument(
+        "--log-level", choices=LOG_LEVELS, default=env("LOG_LEVEL", "info"), type=str.lower
+    )
     return parser
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0.1 <= value <= 86400:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0.1-86400 seconds")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     configure_logging(args.log_level)
+    if args.command == "bitnodes-status":
+        return run_bridge(args)
     if args.command == "demo":
         from .demo import write_demo
 
@@ -190,6 +242,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def run_bridge(args: argparse.Namespace) -> int:
+    try:
+        from . import bridge
+    except ImportError:
+        print(
+            "crawldash: error: bitnodes-status needs redis: pip install 'crawldash[bitnodes]'",
+            file=sys.stderr,
+        )
+        return 2
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    bridge.run(args.redis, args.out, args.interval, stop)
+    return 0
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
     return Settings(
         data_dir=args.data_dir,
@@ -198,11 +266,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         history_size=args.history_size,
         state_dir=args.state_dir,
         stale_after=args.stale_after,
+        stuck_after=args.stuck_after,
         max_file_size=args.max_file_size,
         log_level=args.log_level,
         cache_max_age=args.cache_max_age,
         cors_origins=cors_origins(args.cors_origin),
         keepalive_timeout=args.keepalive_timeout,
+        access_log=args.access_log,
     )
 
 
@@ -221,7 +291,12 @@ def serve(settings: Settings) -> None:
         )
     log.info("serving %s on http://%s:%d", settings.data_dir, settings.host, settings.port)
     web.run_app(
-        create_app(settings), host=settings.host, port=settings.port, print=None, backlog=1024
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        print=None,
+        backlog=1024,
+        access_log=logging.getLogger("aiohttp.access") if settings.access_log else None,
     )
 
 

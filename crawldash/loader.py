@@ -25,7 +25,13 @@ _status_decoder = msgspec.json.Decoder(CrawlerStatus)
 
 
 class LoadError(Exception):
-    """A crawler file that must not be served; the message says why."""
+    """A crawler file that must not be served; the message says why, ``kind`` names it."""
+
+    KINDS = ("too_large", "empty", "not_json", "decode", "no_usable_rows")
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -57,19 +63,21 @@ def read_file(path: Path, max_size: int) -> tuple[bytes, FileVersion]:
     with path.open("rb") as handle:
         info = os.fstat(handle.fileno())
         if info.st_size > max_size:
-            raise LoadError(f"{info.st_size} bytes is over the limit of {max_size} bytes")
+            raise LoadError(
+                "too_large", f"{info.st_size} bytes is over the limit of {max_size} bytes"
+            )
         data = handle.read(max_size + 1)
     if len(data) > max_size:
-        raise LoadError(f"grew past the limit of {max_size} bytes while being read")
+        raise LoadError("too_large", f"grew past the limit of {max_size} bytes while being read")
     if not data.strip():
-        raise LoadError("the file is empty")
+        raise LoadError("empty", "the file is empty")
     return data, FileVersion(info.st_size, info.st_mtime_ns)
 
 
 def _form(data: bytes) -> bytes:
     first = data.lstrip()[:1]
     if first not in (b"[", b"{"):
-        raise LoadError("not JSON: expected an array of rows or an object with 'nodes'")
+        raise LoadError("not_json", "not JSON: expected an array of rows or an object with 'nodes'")
     return first
 
 
@@ -83,9 +91,9 @@ def decode_snapshot(data: bytes, timestamp: int) -> Snapshot:
             api = _api_decoder.decode(data)
             nodes, skipped = _index_keys(api.nodes)
     except msgspec.DecodeError as exc:
-        raise LoadError(f"does not decode: {exc}") from None
+        raise LoadError("decode", f"does not decode: {exc}") from None
     if skipped and not nodes:
-        raise LoadError(f"none of its {skipped} rows has a usable address")
+        raise LoadError("no_usable_rows", f"none of its {skipped} rows has a usable address")
     return Snapshot(timestamp, nodes, consensus_height(nodes.values()), skipped)
 
 
@@ -129,7 +137,7 @@ def count_nodes(data: bytes) -> int:
         else:
             keys = {_parsed_or_none(key) for key in _api_count_decoder.decode(data).nodes}
     except msgspec.DecodeError as exc:
-        raise LoadError(f"does not decode: {exc}") from None
+        raise LoadError("decode", f"does not decode: {exc}") from None
     keys.discard(None)
     return len(keys)
 
@@ -152,4 +160,4 @@ def decode_status(data: bytes) -> CrawlerStatus:
     try:
         return _status_decoder.decode(data)
     except msgspec.DecodeError as exc:
-        raise LoadError(f"does not decode: {exc}") from None
+        raise LoadError("decode", f"does not decode: {exc}") from None

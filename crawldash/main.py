@@ -13,6 +13,7 @@ from aiohttp import web
 
 from .headers import add_headers
 from .history import HistoryStore
+from .metrics import METRICS, Metrics, observe_requests
 from .openapi import build_openapi
 from .refresh import Refresher
 from .representation import represent
@@ -38,10 +39,16 @@ def create_app(settings: Settings) -> web.Application:
             "max_line_size": MAX_LINE_SIZE,
             "max_field_size": MAX_FIELD_SIZE,
             "max_headers": MAX_HEADERS,
-        }
+        },
+        middlewares=[observe_requests],
     )
     app[SETTINGS] = settings
-    app[STATE] = State(history_size=settings.history_size, stale_after=settings.stale_after)
+    app[STATE] = State(
+        history_size=settings.history_size,
+        stale_after=settings.stale_after,
+        stuck_after=settings.stuck_after,
+    )
+    app[METRICS] = Metrics(app)
     app[OPENAPI] = represent(msgspec.json.encode(build_openapi()), time.time())
     setup_routes(app)
     app.on_response_prepare.append(add_headers)
@@ -56,6 +63,7 @@ async def data_ctx(app: web.Application) -> AsyncIterator[None]:
     refresher = Refresher(
         state, store, data_dir=settings.data_dir, max_file_size=settings.max_file_size
     )
+    refresher.observers.append(app[METRICS].refresh.observe)
     await asyncio.to_thread(refresher.restore_history)
     try:
         await refresher.refresh()

@@ -84,8 +84,8 @@ class CrawlerStatus(Base, frozen=True):
 
     state: str
     queue_size: int
-    height: int
-    last_elapsed: float
+    height: int | None
+    last_elapsed: float | None
     updated_at: int | None = None
 
 
@@ -98,6 +98,8 @@ class StatusBody(Base, frozen=True):
     snapshot_timestamp: int | None
     snapshot_age: int | None
     stale: bool
+    stuck: bool
+    next_crawl_expected: int | None
 
 
 class HistoryPoint(Base, frozen=True):

@@ -47,6 +47,7 @@ class Refresher:
         self.backfilled = False  # every crawl in the folder has been counted once
         self._dirty = False
         self._saver: asyncio.Task[None] | None = None
+        self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
 
     def restore_history(self) -> None:
         for entry in self.store.load():
@@ -55,12 +56,15 @@ class Refresher:
     async def refresh(self, count_budget: int = 16) -> None:
         """Pick up changes: status, the newest usable snapshot, and up to a few new crawls."""
         async with self._lock:
+            started = time.perf_counter()
             listing = await asyncio.to_thread(list_data_dir, self.data_dir)
             present = {name for name, _ in listing.snapshots.values()} | {STATUS_NAME}
             self.rejected.begin_refresh(present)
             await self._refresh_status(listing.status)
             await self._refresh_snapshot(listing)
             await self._count(listing, self._pending(listing)[:count_budget])
+            for observe in self.observers:
+                observe(time.perf_counter() - started)
 
     async def backfill(self) -> None:
         """Count every crawl the history lacks, newest first, alongside the watcher's refreshes."""
@@ -84,7 +88,7 @@ class Refresher:
         status = await self._load(STATUS_NAME, version, read_status)
         if status is not None:
             self._status_version = version
-            self.state.set_status(status)
+            self.state.set_status(status, version.mtime_ns / 1e9)
 
     async def _refresh_snapshot(self, listing: Listing) -> None:
         served_ts, served_version = self._served or (-1, None)
@@ -95,25 +99,28 @@ class Refresher:
                 return
             if self.rejected.known(name, version):
                 continue
+            started = time.perf_counter()
             served = await self._load(name, version, read_snapshot)
             if served is not None:
-                self._serve(served, version)
+                self._serve(served, version, time.perf_counter() - started)
                 return
             tries += 1
             if tries == SNAPSHOT_TRIES:
                 return
 
-    def _serve(self, served: ServedSnapshot, version: FileVersion) -> None:
+    def _serve(self, served: ServedSnapshot, version: FileVersion, seconds: float) -> None:
         self.state.set_snapshot(served)
         self._served = (served.timestamp, version)
         entry = HistoryEntry(served.timestamp, served.total_nodes, version.size, version.mtime_ns)
         if self.state.history.record(entry):
             self._schedule_save()
         log.info(
-            "snapshot loaded timestamp=%d nodes=%d height=%d",
+            "snapshot loaded timestamp=%d nodes=%d height=%d bytes=%d seconds=%.3f",
             served.timestamp,
             served.total_nodes,
             served.latest_height,
+            version.size,
+            seconds,
         )
 
     async def _count(self, listing: Listing, timestamps: list[int]) -> None:
@@ -149,7 +156,7 @@ class Refresher:
         except FileNotFoundError:
             return None
         except LoadError as exc:
-            self.rejected.add(name, version, str(exc))
+            self.rejected.add(name, version, exc)
             return None
 
     def _schedule_save(self) -> None:

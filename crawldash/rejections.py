@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable, Collection
 
-from .loader import FileVersion
+from .loader import FileVersion, LoadError
 
 log = logging.getLogger(__name__)
 SETTLE_SECONDS = 2.0  # a file changed more recently than this may still be being written
@@ -20,6 +20,7 @@ class Rejections:
         self._clock = clock
         self._versions: dict[str, tuple[FileVersion, bool]] = {}  # name -> (version, logged)
         self.unsettled = False  # some rejected file was fresh: refresh again soon
+        self.counts: dict[str, int] = {}  # file versions rejected (and logged), by kind
 
     def __contains__(self, name: object) -> bool:
         return name in self._versions
@@ -29,14 +30,18 @@ class Rejections:
         seen = self._versions.get(name)
         return seen is not None and seen[0] == version
 
-    def add(self, name: str, version: FileVersion, reason: str) -> None:
+    def add(self, name: str, version: FileVersion, error: LoadError) -> None:
         settled = self._clock() - version.mtime_ns / 1e9 >= SETTLE_SECONDS
         seen = self._versions.get(name)
         logged = seen is not None and seen[0] == version and seen[1]
         if settled and not logged:
             log.warning(
-                "file rejected name=%s reason=%s; the last good data stays in service", name, reason
+                "file rejected name=%s kind=%s reason=%s; the last good data stays in service",
+                name,
+                error.kind,
+                error,
             )
+            self.counts[error.kind] = self.counts.get(error.kind, 0) + 1
         self._versions[name] = (version, settled or logged)
         self.unsettled |= not settled
 

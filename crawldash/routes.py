@@ -4,6 +4,8 @@ from aiohttp import web
 
 from . import views
 from .headers import preflight
+from .health import healthz, readyz
+from .metrics import metrics_view
 from .typedefs import SETTINGS
 
 API = {
@@ -12,6 +14,9 @@ API = {
     "/api/history": views.history,
     "/api/check": views.check,
     "/api/openapi.json": views.openapi,
+    "/metrics": metrics_view,
+    "/healthz": healthz,
+    "/readyz": readyz,
 }
 
 

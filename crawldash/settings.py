@@ -20,12 +20,14 @@ class Settings:
     port: int = 8080
     history_size: int = 8640
     state_dir: Path | None = None  # None: default_state_dir()
-    stale_after: int = 3600
+    stale_after: int | None = None  # None: three times the median crawl interval, >= 1800
+    stuck_after: int = 3600
     max_file_size: int = 256 * 1024 * 1024
     log_level: str = "info"
     cache_max_age: int | None = None  # None: until the next crawl is expected
     cors_origins: tuple[str, ...] = ()
     keepalive_timeout: float = 15.0
+    access_log: bool = True
     debounce_ms: int = 300
     force_polling: bool = False
 

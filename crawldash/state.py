@@ -6,11 +6,13 @@ No aiohttp here: handlers ask this module for bytes and wrap them in responses.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import msgspec
 
+from .address import network_of
 from .history import History
 from .loader import Snapshot
 from .models import ApiSnapshot, CheckBody, CrawlerStatus, NodeRow, StatusBody
@@ -28,6 +30,7 @@ class ServedSnapshot:
     latest_height: int
     representations: dict[str, Representation]  # by content coding: identity, gzip, br
     nodes: dict[str, NodeRow]
+    networks: dict[str, int]  # node counts by network: ipv4, ipv6, onion, i2p, cjdns
 
     @property
     def body(self) -> bytes:
@@ -39,7 +42,15 @@ class ServedSnapshot:
         total = len(snapshot.nodes)
         api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
         encodings = compressed(represent(_encoder.encode(api), modified))
-        return cls(snapshot.timestamp, total, snapshot.latest_height, encodings, snapshot.nodes)
+        networks = Counter(network_of(key.rpartition(":")[0].strip("[]")) for key in snapshot.nodes)
+        return cls(
+            snapshot.timestamp,
+            total,
+            snapshot.latest_height,
+            encodings,
+            snapshot.nodes,
+            dict(networks),
+        )
 
     def check_body(self, address: str) -> bytes:
         """The ``/api/check`` answer for a canonical address."""
@@ -48,25 +59,39 @@ class ServedSnapshot:
         return _encoder.encode(CheckBody(address, row is not None, self.timestamp, node))
 
 
+RUNNING = "running"  # any other state reported for too long means the crawler is stuck
+MIN_STALE_AFTER = 1800  # the derived staleness threshold is never below 30 minutes
+
+
 class State:
-    """The latest snapshot, the crawler's status and the history of crawls."""
+    """The latest snapshot, the crawler's status, the history of crawls, and their alarms."""
 
     def __init__(
-        self, *, history_size: int, stale_after: int, clock: Callable[[], float] = time.time
+        self,
+        *,
+        history_size: int,
+        stale_after: int | None = None,
+        stuck_after: int = 3600,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.snapshot: ServedSnapshot | None = None
         self.status: CrawlerStatus | None = None
         self.history = History(history_size)
-        self.stale_after = stale_after
+        self.stale_after = stale_after  # None: three times the median crawl interval
+        self.stuck_after = stuck_after
         self._clock = clock
+        self._status_written = 0.0  # when status.json was last written
+        self._state_since = 0.0  # since when it has reported its current state
         self._status_body: tuple[int, Representation] | None = None
 
     def set_snapshot(self, snapshot: ServedSnapshot) -> None:
         self.snapshot = snapshot
         self._status_body = None
 
-    def set_status(self, status: CrawlerStatus) -> None:
-        self.status = status
+    def set_status(self, status: CrawlerStatus, written_at: float) -> None:
+        if self.status is None or status.state != self.status.state:
+            self._state_since = written_at
+        self.status, self._status_written = status, written_at
         self._status_body = None
 
     def status_body(self) -> Representation:
@@ -76,12 +101,37 @@ class State:
             self._status_body = (now, represent(_encoder.encode(self.status_at(now)), now))
         return self._status_body[1]
 
-    def seconds_to_next_crawl(self) -> int | None:
-        """Seconds until the next crawl is expected, from the median interval; None if unknown."""
+    def next_crawl_expected(self) -> int | None:
+        """The latest crawl's time plus the median interval; None if unknown."""
         interval = self.history.median_interval()
         if self.snapshot is None or interval is None:
             return None
-        return max(0, self.snapshot.timestamp + interval - int(self._clock()))
+        return self.snapshot.timestamp + interval
+
+    def seconds_to_next_crawl(self) -> int | None:
+        expected = self.next_crawl_expected()
+        return None if expected is None else max(0, expected - int(self._clock()))
+
+    def effective_stale_after(self) -> int:
+        if self.stale_after is not None:
+            return self.stale_after
+        interval = self.history.median_interval()
+        return max(MIN_STALE_AFTER, 3 * interval) if interval else MIN_STALE_AFTER
+
+    def is_stale(self, now: float) -> bool:
+        """No snapshot, or the latest is older than the staleness threshold."""
+        snapshot = self.snapshot
+        return snapshot is None or now - snapshot.timestamp > self.effective_stale_after()
+
+    def is_stuck(self, now: float) -> bool:
+        """status.json has not been updated, or has reported one non-running state, too long."""
+        status = self.status
+        if status is None:
+            return False
+        updated = status.updated_at if status.updated_at is not None else self._status_written
+        if now - updated > self.stuck_after:
+            return True
+        return status.state != RUNNING and now - self._state_since > self.stuck_after
 
     def status_at(self, now: int) -> StatusBody:
         snapshot, status = self.snapshot, self.status
@@ -90,10 +140,12 @@ class State:
         return StatusBody(
             state=status.state if status else "unknown",
             queue_size=status.queue_size if status else None,
-            height=status.height if status else fallback_height,
+            height=status.height if status and status.height is not None else fallback_height,
             last_elapsed=status.last_elapsed if status else None,
             updated_at=status.updated_at if status else None,
             snapshot_timestamp=snapshot.timestamp if snapshot else None,
             snapshot_age=age,
-            stale=age is None or age > self.stale_after,
+            stale=self.is_stale(now),
+            stuck=self.is_stuck(now),
+            next_crawl_expected=self.next_crawl_expected(),
         )

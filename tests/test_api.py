@@ -79,6 +79,8 @@ async def test_empty_folder_answers_503_and_unknown_status(client: Client):
         "snapshot_timestamp": None,
         "snapshot_age": None,
         "stale": True,
+        "stuck": False,
+        "next_crawl_expected": None,
     }
 
 

@@ -79,6 +79,17 @@ def test_non_loopback_bind_warns(monkeypatch, caplog, tmp_path: Path):
     assert len(warnings) == 1
     assert "0.0.0.0" in warnings[0]
     assert [kw["host"] for kw in started] == ["0.0.0.0", "127.0.0.1", "::1"]
+    assert all(kw["access_log"] is not None for kw in started)
+    cli.serve(Settings(data_dir=tmp_path, access_log=False))
+    assert started[-1]["access_log"] is None
+
+
+def test_access_log_switch(monkeypatch):
+    assert cli.settings_from(cli.build_parser().parse_args(["serve"])).access_log is True
+    args = cli.build_parser().parse_args(["serve", "--no-access-log"])
+    assert cli.settings_from(args).access_log is False
+    monkeypatch.setenv("CRAWLDASH_ACCESS_LOG", "off")
+    assert cli.settings_from(cli.build_parser().parse_args(["serve"])).access_log is False
 
 
 def get(url: str) -> tuple[int, Any]:

@@ -19,6 +19,7 @@ ERROR_PATHS = [
     ("GET", "/api/check?address=1.2.3.4:1&address=1.2.3.4:2", 400, "invalid_address"),
     ("GET", "/api/history?limit=0", 400, "invalid_limit"),
     ("GET", "/api/history?limit=x", 400, "invalid_limit"),
+    ("GET", "/readyz", 503, "no_snapshot"),
     ("GET", "/", 404, "not_found"),
     ("GET", "/api/nothing", 404, "not_found"),
     ("GET", "/api/snapshot/", 404, "not_found"),

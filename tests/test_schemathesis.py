@@ -54,6 +54,7 @@ def test_schemathesis_finds_no_failure(tmp_path: Path):
             capture_output=True,
             text=True,
             timeout=300,
+            cwd=tmp_path,  # its cache stays out of the checkout
         )
     assert run.returncode == 0, run.stdout[-4000:]
     generated = re.search(r"(\d+) generated, (\d+) passed", run.stdout)

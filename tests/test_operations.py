@@ -1,0 +1,159 @@
+"""Metrics, health, readiness and the stale and stuck alarms."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from crawldash.main import create_app
+from crawldash.settings import Settings
+from crawldash.typedefs import REFRESHER
+
+from .conftest import Client, eventually
+from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status
+
+NOW = int(time.time())
+
+
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+async def scrape(client: Client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    response = await client.get("/metrics")
+    assert response.status == 200
+    assert response.headers["Content-Type"].startswith("text/plain; version=")
+    return samples(await response.text())
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian prometheus) missing")
+async def test_exposition_passes_promtool(aiohttp_client, settings, data_dir):
+    write_snapshot(data_dir, NOW - 60, export_body(rows(5)))
+    write_status(data_dir, updated_at=NOW)
+    client = await aiohttp_client(create_app(settings))
+    await client.get("/api/status")
+    text = await (await client.get("/metrics")).text()
+    command = ["promtool", "check", "metrics"]
+    check = await asyncio.to_thread(
+        subprocess.run, command, input=text, capture_output=True, text=True, timeout=30
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+async def test_metrics_move_with_their_causes(aiohttp_client, settings, data_dir):
+    write_snapshot(data_dir, NOW - 1200, export_body(rows(3)))
+    write_status(data_dir, state="starting", queue_size=5, last_elapsed=40.5, updated_at=NOW)
+    client = await aiohttp_client(create_app(settings))
+    before = await scrape(client)
+    assert before[("crawldash_snapshot_nodes", ())] == 3
+    assert before[("crawldash_crawler_state", (("state", "starting"),))] == 1
+    assert before[("crawldash_crawler_queue_size", ())] == 5
+    assert before[("crawldash_crawler_last_elapsed_seconds", ())] == 40.5
+    assert before[("crawldash_history_points", ())] == 1
+
+    write_snapshot(
+        data_dir,
+        NOW - 600,
+        export_body(
+            [*rows(2), row("2001:db8::1"), row("fc00::1"), row(ONION, tor=True), row(I2P, tor=True)]
+        ),
+    )
+    (data_dir / f"{NOW}.json").write_bytes(b"garbage")
+    old = NOW - 60
+    os.utime(data_dir / f"{NOW}.json", (old, old))
+    write_status(data_dir, state="running", queue_size=900, updated_at=NOW)
+    for _ in range(3):
+        await client.get("/api/status")
+    await client.get("/api/nothing")
+    await client.app[REFRESHER].refresh()
+    after = await scrape(client)
+    assert after[("crawldash_snapshot_timestamp_seconds", ())] == NOW - 600
+    assert after[("crawldash_snapshot_nodes", ())] == 6
+    for network, count in [("ipv4", 2), ("ipv6", 1), ("cjdns", 1), ("onion", 1), ("i2p", 1)]:
+        assert after[("crawldash_snapshot_nodes_by_network", (("network", network),))] == count
+    assert after[("crawldash_crawler_state", (("state", "running"),))] == 1
+    assert after[("crawldash_crawler_queue_size", ())] == 900
+    assert after[("crawldash_history_points", ())] == 2
+    assert after[("crawldash_files_rejected_total", (("kind", "not_json"),))] == 1
+    status_200 = (("route", "/api/status"), ("status", "200"))
+    assert after[("crawldash_http_requests_total", status_200)] >= 3
+    assert after[("crawldash_http_requests_total", (("route", "other"), ("status", "404")))] == 1
+    assert (
+        after[("crawldash_http_request_duration_seconds_count", (("route", "/api/status"),))] >= 3
+    )
+    refreshes = ("crawldash_refresh_duration_seconds_count", ())
+    assert after[refreshes] > before[refreshes]
+    assert after[("crawldash_watcher_up", ())] == 1
+
+
+async def test_watcher_down_shows_in_health_and_metrics(aiohttp_client, tmp_path: Path):
+    settings = Settings(data_dir=tmp_path / "missing", state_dir=tmp_path / "s")
+    client = await aiohttp_client(create_app(settings))
+
+    async def restarted() -> bool:
+        return (await scrape(client))[("crawldash_watcher_restarts_total", ())] >= 1
+
+    await eventually(restarted)
+    response = await client.get("/healthz")
+    assert response.status == 503
+    assert (await response.json())["error"]["code"] == "watcher_down"
+    assert (await scrape(client))[("crawldash_watcher_up", ())] == 0
+
+
+async def test_healthz_and_readyz(aiohttp_client, settings, data_dir):
+    client = await aiohttp_client(create_app(settings))
+
+    async def alive() -> bool:
+        return bool((await client.get("/healthz")).status == 200)
+
+    await eventually(alive)
+    assert (await (await client.get("/healthz")).json()) == {"status": "ok"}
+    response = await client.get("/readyz")
+    assert response.status == 503
+    assert (await response.json())["error"]["code"] == "no_snapshot"
+
+    write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
+    write_status(data_dir, updated_at=NOW)
+    await client.app[REFRESHER].refresh()
+    assert (await client.get("/readyz")).status == 200
+
+    write_status(data_dir, state="starting", updated_at=NOW - 7200)
+    await client.app[REFRESHER].refresh()
+    response = await client.get("/readyz")
+    assert response.status == 503
+    assert (await response.json())["error"]["code"] == "crawler_stuck"
+    status = await (await client.get("/api/status")).json()
+    assert status["stuck"] is True
+
+
+async def test_stale_threshold_derives_from_the_crawl_interval(aiohttp_client, settings, data_dir):
+    for i in range(4):  # crawls every 20 minutes: stale after 3 x 1200 s
+        write_snapshot(data_dir, NOW - 3000 - 1200 * (3 - i), export_body(rows(3)))
+    client = await aiohttp_client(create_app(settings))
+    status = await (await client.get("/api/status")).json()
+    assert status["stale"] is False  # 3000 s old, under 3600
+    assert status["next_crawl_expected"] == NOW - 3000 + 1200
+    assert (await scrape(client))[("crawldash_stale_after_seconds", ())] == 3600
+
+
+async def test_explicit_stale_after_wins_and_stale_shows_in_readyz(
+    aiohttp_client, tmp_path, data_dir
+):
+    write_snapshot(data_dir, NOW - 120, export_body(rows(3)))
+    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", stale_after=60)
+    client = await aiohttp_client(create_app(settings))
+    assert (await (await client.get("/api/status")).json())["stale"] is True
+    response = await client.get("/readyz")
+    assert (await response.json())["error"]["code"] == "stale"
+    assert (await scrape(client))[("crawldash_stale", ())] == 1
