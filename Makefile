@@ -7,7 +7,7 @@ DATA_DIR ?= data
 PORT ?= 8080
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format serve demo all clean
+.PHONY: help install test lint format serve demo vendor screenshot all clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -37,6 +37,12 @@ serve: $(STAMP)  ## serve DATA_DIR (default ./data) on 127.0.0.1:PORT
 
 demo: $(STAMP)  ## write a realistic demo data folder to ./demo-data and serve it
 	$(BIN)/python -m crawldash demo --port $(PORT)
+
+vendor:  ## re-vendor uPlot for the dashboard from the npm registry (needs npm)
+	scripts/vendor-uplot.sh
+
+screenshot: $(STAMP)  ## remake docs/dashboard.png with the browser test
+	CRAWLDASH_SCREENSHOT=docs/dashboard.png $(BIN)/python -m pytest -q tests/test_browser.py
 
 all: lint test  ## lint, type-check and test
 

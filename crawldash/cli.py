@@ -146,6 +146,12 @@ def add_server_options(parser: argparse.ArgumentParser, *, data_dir: bool = True
         help="[CRAWLDASH_LOG_LEVEL, info]",
     )
     parser.add_argument(
+        "--max-subscribers",
+        type=whole_number(1, 100_000),
+        default=env("MAX_SUBSCRIBERS", "100"),
+        help="concurrent /api/events subscribers [CRAWLDASH_MAX_SUBSCRIBERS, 100]",
+    )
+    parser.add_argument(
         "--access-log",
         action=argparse.BooleanOptionalAction,
         default=env("ACCESS_LOG", "1") not in ("0", "false", "no", "off"),
@@ -273,6 +279,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         cors_origins=cors_origins(args.cors_origin),
         keepalive_timeout=args.keepalive_timeout,
         access_log=args.access_log,
+        max_subscribers=args.max_subscribers,
     )
 
 
@@ -296,6 +303,7 @@ def serve(settings: Settings) -> None:
         port=settings.port,
         print=None,
         backlog=1024,
+        handler_cancellation=True,  # a client that goes away ends its event stream at once
         access_log=logging.getLogger("aiohttp.access") if settings.access_log else None,
     )
 

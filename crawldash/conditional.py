@@ -19,6 +19,7 @@ def respond(
     cache_control: str,
     *,
     vary: bool = False,
+    content_type: str = "application/json",
 ) -> web.Response:
     """200 with the body, or 304 with the same headers and no body if the client has it."""
     headers = {**representation.headers, "Cache-Control": cache_control}
@@ -26,7 +27,7 @@ def respond(
         headers["Vary"] = "Accept-Encoding"
     if is_fresh(request, representation):
         return web.Response(status=304, headers=headers)
-    return web.Response(body=representation.body, content_type="application/json", headers=headers)
+    return web.Response(body=representation.body, content_type=content_type, headers=headers)
 
 
 def is_fresh(request: web.Request, representation: Representation) -> bool:

@@ -39,7 +39,7 @@ def write_demo(
         generate_crawls(nodes=nodes, crawls=crawls, interval=INTERVAL, end=end, seed=seed)
     ):
         if index < crawls - keep_files:
-            pruned.append(HistoryEntry(crawl.timestamp, crawl.reachable))
+            pruned.append(HistoryEntry(crawl.timestamp, crawl.reachable, 0, 0, crawl.networks()))
             continue
         path = data_dir / f"{crawl.timestamp}.json"
         write_atomically(path, crawl.body())

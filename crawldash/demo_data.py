@@ -10,11 +10,14 @@ from __future__ import annotations
 import ipaddress
 import math
 import random
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
 import msgspec
+
+from .address import NETWORKS
 
 BASE_TIME, BASE_HEIGHT = 1_790_000_000, 925_000  # the chain tip advances 1 block per 600 s
 _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
@@ -64,6 +67,7 @@ class _Node:
     head: bytes  # the row up to and including the comma before height
     tail: bytes  # the row after height, from its comma to the closing bracket
     lag: int  # blocks behind the tip
+    network: int  # its index in NETWORKS
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,11 @@ class Crawl:
     reachable: int
     _nodes: tuple[_Node, ...]
     _duplicates: tuple[int, ...]  # positions of rows that the file lists a second time
+
+    def networks(self) -> tuple[int, ...]:
+        """Its nodes by network, in NETWORKS order."""
+        counts = Counter(node.network for node in self._nodes)
+        return tuple(counts.get(index, 0) for index in range(len(NETWORKS)))
 
     def body(self) -> bytes:
         """The whole file: a JSON array in the bitnodes export form."""
@@ -168,7 +177,8 @@ def _node(rng: random.Random, network: str, address: str, end: int) -> _Node:
         label = {"onion": "TOR", "i2p": "I2P", "cjdns": "CJDNS"}[network]
         tail = [None, None, None, 0.0, 0.0, None, label, _NETWORK_ORGS[label]]
     lag = 0 if rng.random() < 0.9 else rng.choice((1, 1, 2, 3, rng.randrange(10, 5000)))
-    return _Node(_encoder.encode(head)[:-1] + b",", b"," + _encoder.encode(tail)[1:], lag)
+    head_bytes, tail_bytes = _encoder.encode(head)[:-1] + b",", b"," + _encoder.encode(tail)[1:]
+    return _Node(head_bytes, tail_bytes, lag, NETWORKS.index(network))
 
 
 def _pick(rng: random.Random, weighted: tuple[tuple[T, float], ...]) -> T:

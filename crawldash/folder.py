@@ -57,7 +57,7 @@ def read_status(path: Path, max_size: int) -> CrawlerStatus:
     return decode_status(read_file(path, max_size)[0])
 
 
-def read_count(path: Path, max_size: int) -> int:
+def read_count(path: Path, max_size: int) -> tuple[int, tuple[int, ...]]:
     return count_nodes(read_file(path, max_size)[0])
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from .loader import FileVersion
-from .models import Base, HistoryPoint
+from .models import Base, HistoryPoint, NetworkCounts, NetworkPoint
 from .representation import Representation, represent
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,7 @@ class HistoryEntry(Base, frozen=True, array_like=True):
     reachable: int
     size: int = 0
     mtime_ns: int = 0
+    networks: tuple[int, ...] | None = None  # counts in NETWORKS order; None in old indexes
 
     def counted_from(self, version: FileVersion) -> bool:
         return self.size == version.size and self.mtime_ns == version.mtime_ns
@@ -46,7 +47,7 @@ class History:
         self.capacity = capacity
         self._entries: deque[HistoryEntry] = deque(maxlen=capacity)
         self._by_timestamp: dict[int, HistoryEntry] = {}
-        self._bodies: dict[int, Representation] = {}
+        self._bodies: dict[tuple[int, bool], Representation] = {}
         self._changed_at = time.time()
         self._median_interval: int | None = None
 
@@ -94,19 +95,17 @@ class History:
             del self._by_timestamp[self._entries.popleft().timestamp]
         self._entries.insert(self._index_of(entry.timestamp), entry)
 
-    def body(self, limit: int) -> Representation:
+    def body(self, limit: int, by_network: bool = False) -> Representation:
         """The JSON array of the most recent ``limit`` points, encoded once per change."""
         count = min(limit, len(self._entries))
-        body = self._bodies.get(count)
+        body = self._bodies.get((count, by_network))
         if body is None:
-            start = len(self._entries) - count
-            points = [
-                HistoryPoint(e.timestamp, e.reachable) for e in islice(self._entries, start, None)
-            ]
-            body = represent(_encoder.encode(points), self._changed_at)
+            recent = islice(self._entries, len(self._entries) - count, None)
+            point = _point_by_network if by_network else _point
+            body = represent(_encoder.encode([point(e) for e in recent]), self._changed_at)
             if len(self._bodies) >= _MAX_CACHED_BODIES:
                 self._bodies.clear()
-            self._bodies[count] = body
+            self._bodies[(count, by_network)] = body
         return body
 
     def median_interval(self) -> int | None:
@@ -115,6 +114,17 @@ class History:
             recent = [e.timestamp for e in islice(self._entries, max(0, len(self) - 25), None)]
             self._median_interval = int(statistics.median(b - a for a, b in pairwise(recent)))
         return self._median_interval
+
+
+def _point(entry: HistoryEntry) -> HistoryPoint:
+    return HistoryPoint(entry.timestamp, entry.reachable)
+
+
+def _point_by_network(entry: HistoryEntry) -> HistoryPoint | NetworkPoint:
+    if entry.networks is None:
+        return _point(entry)
+    networks = NetworkCounts(*entry.networks)
+    return NetworkPoint(entry.timestamp, entry.reachable, networks)
 
 
 class HistoryStore:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from .address import AddressError, canonical_address, parse_address
+from .address import NETWORKS, AddressError, canonical_address, network_of, parse_address
 from .models import AddressOnly, ApiSnapshot, ApiSnapshotKeys, CrawlerStatus, ExportRow, NodeRow
 
 STATUS_NAME = "status.json"
@@ -127,8 +127,9 @@ def consensus_height(nodes: Iterable[NodeRow]) -> int:
     return max(heights.items(), key=lambda item: (item[1], item[0]))[0]
 
 
-def count_nodes(data: bytes) -> int:
-    """The number of unique usable addresses in a snapshot, without building its nodes."""
+def count_nodes(data: bytes) -> tuple[int, tuple[int, ...]]:
+    """Unique usable addresses in a snapshot, in all and per network (in NETWORKS order),
+    without building its nodes."""
     try:
         if _form(data) == b"[":
             keys = {
@@ -139,7 +140,13 @@ def count_nodes(data: bytes) -> int:
     except msgspec.DecodeError as exc:
         raise LoadError("decode", f"does not decode: {exc}") from None
     keys.discard(None)
-    return len(keys)
+    return len(keys), count_networks(key for key in keys if key is not None)
+
+
+def count_networks(keys: Iterable[str]) -> tuple[int, ...]:
+    """Counts of canonical ``host:port`` keys by network, in NETWORKS order."""
+    counts = Counter(network_of(key.rpartition(":")[0].strip("[]")) for key in keys)
+    return tuple(counts.get(network, 0) for network in NETWORKS)
 
 
 def _key_or_none(host: str, port: int) -> str | None:

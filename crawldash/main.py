@@ -11,10 +11,12 @@ from collections.abc import AsyncIterator
 import msgspec
 from aiohttp import web
 
+from .events import EVENTS, Broadcaster
 from .headers import add_headers
 from .history import HistoryStore
 from .metrics import METRICS, Metrics, observe_requests
 from .openapi import build_openapi
+from .page import PAGE, Page
 from .refresh import Refresher
 from .representation import represent
 from .routes import setup_routes
@@ -49,6 +51,10 @@ def create_app(settings: Settings) -> web.Application:
         stuck_after=settings.stuck_after,
     )
     app[METRICS] = Metrics(app)
+    app[PAGE] = Page()
+    app[EVENTS] = Broadcaster(
+        app[STATE], max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
+    )
     app[OPENAPI] = represent(msgspec.json.encode(build_openapi()), time.time())
     setup_routes(app)
     app.on_response_prepare.append(add_headers)

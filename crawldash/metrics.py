@@ -76,9 +76,8 @@ class DataCollector(Collector):
             "Reachable nodes in the latest crawl, by network.",
             labels=["network"],
         )
-        for network in NETWORKS:
-            if snapshot:
-                by_network.add_metric([network], snapshot.networks.get(network, 0))
+        for network, count in zip(NETWORKS, snapshot.networks if snapshot else (), strict=False):
+            by_network.add_metric([network], count)
         yield by_network
         yield gauge(
             "consensus_height",

@@ -102,9 +102,31 @@ class StatusBody(Base, frozen=True):
     next_crawl_expected: int | None
 
 
+class SnapshotEvent(Base, frozen=True):
+    timestamp: int
+    total_nodes: int
+    latest_height: int
+
+
 class HistoryPoint(Base, frozen=True):
     timestamp: int
     reachable: int
+
+
+class NetworkCounts(Base, frozen=True):
+    """Nodes of one crawl by network (CJDNS: IPv6 in fc00::/8, not counted as IPv6)."""
+
+    ipv4: int
+    ipv6: int
+    onion: int
+    i2p: int
+    cjdns: int
+
+
+class NetworkPoint(Base, frozen=True):
+    timestamp: int
+    reachable: int
+    networks: NetworkCounts
 
 
 class CheckBody(Base, frozen=True):

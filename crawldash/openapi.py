@@ -8,11 +8,12 @@ import msgspec
 
 from . import __version__
 from .address import MAX_ADDRESS_LENGTH
-from .models import ApiSnapshot, CheckBody, ErrorBody, HistoryPoint, StatusBody
+from .models import ApiSnapshot, CheckBody, ErrorBody, HistoryPoint, NetworkPoint, StatusBody
 
 REF = "#/components/schemas/{name}"
 ERRORS = {
-    400: "A query parameter is malformed: `invalid_limit`, `missing_address` or `invalid_address`.",
+    400: "A query parameter is malformed: `invalid_limit`, `invalid_by`, `missing_address` or "
+    "`invalid_address`.",
     404: "`not_found`: no such path.",
     405: "`method_not_allowed`: only GET and HEAD are answered; see the Allow header.",
     406: "`not_acceptable`: Accept-Encoding refuses br, gzip and identity alike.",
@@ -58,10 +59,11 @@ def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], **extr
 
 
 def build_openapi() -> dict[str, Any]:
-    types = [ApiSnapshot, StatusBody, list[HistoryPoint], CheckBody, ErrorBody]
-    (snapshot, status, history, check, _), components = msgspec.json.schema_components(
+    types = [ApiSnapshot, StatusBody, HistoryPoint, NetworkPoint, CheckBody, ErrorBody]
+    (snapshot, status, point, network_point, check, _), components = msgspec.json.schema_components(
         types, ref_template=REF
     )
+    history = {"type": "array", "items": {"anyOf": [point, network_point]}}
     limit = {
         "name": "limit",
         "in": "query",
@@ -70,6 +72,15 @@ def build_openapi() -> dict[str, Any]:
         "returns every point. Anything but a whole number of at least 1 (or a repeated "
         "limit) is 400 invalid_limit.",
         "schema": {"type": "integer", "minimum": 1, "default": 144},
+    }
+    by = {
+        "name": "by",
+        "in": "query",
+        "required": False,
+        "description": "by=network adds to each point a networks object (ipv4, ipv6, onion, "
+        "i2p, cjdns; CJDNS is IPv6 in fc00::/8). Points counted before this existed stay "
+        "{timestamp, reachable}. Any other value, or a repeated by, is 400 invalid_by.",
+        "schema": {"type": "string", "enum": ["network"]},
     }
     address = {
         "name": "address",
@@ -103,7 +114,7 @@ def build_openapi() -> dict[str, Any]:
             "One point per crawl, in ascending time order.",
             _json(history, "The most recent points, oldest first."),
             (400,),
-            parameters=[limit],
+            parameters=[limit, by],
         ),
         "/api/check": _operation(
             "Whether a peer is in the latest snapshot.",

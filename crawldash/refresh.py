@@ -111,7 +111,9 @@ class Refresher:
     def _serve(self, served: ServedSnapshot, version: FileVersion, seconds: float) -> None:
         self.state.set_snapshot(served)
         self._served = (served.timestamp, version)
-        entry = HistoryEntry(served.timestamp, served.total_nodes, version.size, version.mtime_ns)
+        entry = HistoryEntry(
+            served.timestamp, served.total_nodes, version.size, version.mtime_ns, served.networks
+        )
         if self.state.history.record(entry):
             self._schedule_save()
         log.info(
@@ -127,9 +129,10 @@ class Refresher:
         changed = False
         for timestamp in timestamps:
             name, version = listing.snapshots[timestamp]
-            reachable = await self._load(name, version, read_count)
-            if reachable is not None:
-                entry = HistoryEntry(timestamp, reachable, version.size, version.mtime_ns)
+            counted = await self._load(name, version, read_count)
+            if counted is not None:
+                reachable, networks = counted
+                entry = HistoryEntry(timestamp, reachable, version.size, version.mtime_ns, networks)
                 changed |= self.state.history.record(entry)
         if changed:
             self._schedule_save()

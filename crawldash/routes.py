@@ -3,9 +3,11 @@
 from aiohttp import web
 
 from . import views
+from .events import events
 from .headers import preflight
 from .health import healthz, readyz
 from .metrics import metrics_view
+from .page import index, static
 from .typedefs import SETTINGS
 
 API = {
@@ -14,6 +16,9 @@ API = {
     "/api/history": views.history,
     "/api/check": views.check,
     "/api/openapi.json": views.openapi,
+    "/api/events": events,
+    "/": index,
+    "/static/{name:.+}": static,
     "/metrics": metrics_view,
     "/healthz": healthz,
     "/readyz": readyz,

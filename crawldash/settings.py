@@ -28,6 +28,8 @@ class Settings:
     cors_origins: tuple[str, ...] = ()
     keepalive_timeout: float = 15.0
     access_log: bool = True
+    max_subscribers: int = 100
+    heartbeat: float = 15.0
     debounce_ms: int = 300
     force_polling: bool = False
 

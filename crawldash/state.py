@@ -6,15 +6,13 @@ No aiohttp here: handlers ask this module for bytes and wrap them in responses.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import msgspec
 
-from .address import network_of
 from .history import History
-from .loader import Snapshot
+from .loader import Snapshot, count_networks
 from .models import ApiSnapshot, CheckBody, CrawlerStatus, NodeRow, StatusBody
 from .representation import Representation, compressed, represent
 
@@ -30,7 +28,7 @@ class ServedSnapshot:
     latest_height: int
     representations: dict[str, Representation]  # by content coding: identity, gzip, br
     nodes: dict[str, NodeRow]
-    networks: dict[str, int]  # node counts by network: ipv4, ipv6, onion, i2p, cjdns
+    networks: tuple[int, ...]  # node counts by network, in NETWORKS order
 
     @property
     def body(self) -> bytes:
@@ -42,14 +40,9 @@ class ServedSnapshot:
         total = len(snapshot.nodes)
         api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
         encodings = compressed(represent(_encoder.encode(api), modified))
-        networks = Counter(network_of(key.rpartition(":")[0].strip("[]")) for key in snapshot.nodes)
+        networks = count_networks(snapshot.nodes)
         return cls(
-            snapshot.timestamp,
-            total,
-            snapshot.latest_height,
-            encodings,
-            snapshot.nodes,
-            dict(networks),
+            snapshot.timestamp, total, snapshot.latest_height, encodings, snapshot.nodes, networks
         )
 
     def check_body(self, address: str) -> bytes:
@@ -83,16 +76,24 @@ class State:
         self._status_written = 0.0  # when status.json was last written
         self._state_since = 0.0  # since when it has reported its current state
         self._status_body: tuple[int, Representation] | None = None
+        self.listeners: list[Callable[[str], None]] = []  # told "snapshot" or "status"
 
     def set_snapshot(self, snapshot: ServedSnapshot) -> None:
         self.snapshot = snapshot
         self._status_body = None
+        self._tell("snapshot")
+        self._tell("status")
+
+    def _tell(self, event: str) -> None:
+        for listener in self.listeners:
+            listener(event)
 
     def set_status(self, status: CrawlerStatus, written_at: float) -> None:
         if self.status is None or status.state != self.status.state:
             self._state_since = written_at
         self.status, self._status_written = status, written_at
         self._status_body = None
+        self._tell("status")
 
     def status_body(self) -> Representation:
         """The ``/api/status`` answer; it holds an age, so it is encoded at most once a second."""

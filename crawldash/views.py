@@ -55,7 +55,13 @@ async def history(request: web.Request) -> web.Response:
             f"limit must be given once, as a whole number of at least 1 (default "
             f"{DEFAULT_HISTORY_LIMIT}; at most {state.history.capacity} points are held)",
         )
-    return respond(request, state.history.body(limit), until_next_crawl(request.app))
+    by = request.query.getall("by", [])
+    if by not in ([], ["network"]):
+        return error_response(
+            400, "invalid_by", "by must be given once, as by=network (counts per network)"
+        )
+    body = state.history.body(limit, by_network=bool(by))
+    return respond(request, body, until_next_crawl(request.app))
 
 
 def _whole_number(text: str) -> int | None:

@@ -1,0 +1,102 @@
+"use strict";
+// crawldash dashboard: tiles from /api/status, a chart from /api/history, a check form,
+// and live updates from /api/events. No framework; uPlot draws the chart.
+const NETWORKS = ["ipv4", "ipv6", "onion", "i2p", "cjdns"];
+const COLORS = ["#0b5cad", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#57606a"];
+const $ = (id) => document.getElementById(id);
+let chart = null;
+
+function fmtTime(seconds) {
+  return seconds == null ? "—"
+    : new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
+}
+function fmtDuration(seconds) {
+  if (seconds == null) return "—";
+  const s = Math.round(seconds);
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+}
+function fmtNumber(n) { return n == null ? "—" : n.toLocaleString(); }
+
+function showStatus(status) {
+  $("tile-state").textContent = status.state;
+  $("tile-queue").textContent = fmtNumber(status.queue_size);
+  $("tile-height").textContent = fmtNumber(status.height);
+  $("tile-elapsed").textContent = fmtDuration(status.last_elapsed);
+  $("tile-snapshot").textContent = fmtTime(status.snapshot_timestamp);
+  $("tile-age").textContent = fmtDuration(status.snapshot_age);
+  const alarms = [];
+  if (status.stale) alarms.push(status.snapshot_timestamp == null
+    ? "No crawl snapshot has been loaded yet."
+    : `Stale data: the latest crawl is ${fmtDuration(status.snapshot_age)} old.`);
+  if (status.stuck) alarms.push(`The crawler looks stuck (state: ${status.state}).`);
+  $("alarm").textContent = alarms.join(" ");
+  $("alarm").hidden = alarms.length === 0;
+  document.body.dataset.status = status.snapshot_timestamp ?? "";
+}
+
+async function getJSON(url) {
+  // no-cache: revalidate (a cheap 304) rather than trust max-age, as crawls can come early
+  const response = await fetch(url, { cache: "no-cache", headers: { Accept: "application/json" } });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error ? body.error.message : response.statusText);
+  return body;
+}
+
+async function refreshStatus() { showStatus(await getJSON("/api/status")); }
+
+async function refreshChart() {
+  const limit = $("range").value;
+  const split = $("split").checked;
+  const points = await getJSON(`/api/history?limit=${limit}&by=network`);
+  const xs = points.map((p) => p.timestamp);
+  const series = [{}, { label: "reachable", stroke: COLORS[0], width: 2 }];
+  const data = [xs, points.map((p) => p.reachable)];
+  if (split) {
+    NETWORKS.forEach((name, i) => {
+      series.push({ label: name, stroke: COLORS[i + 1], width: 1.5 });
+      data.push(points.map((p) => (p.networks ? p.networks[name] : null)));
+    });
+  }
+  const width = $("chart").clientWidth || 600;
+  if (chart) chart.destroy();
+  chart = new uPlot({ width, height: 320, series, axes: [{}, { size: 70 }],
+                      scales: { x: { time: true } } }, data, $("chart"));
+  document.body.dataset.points = String(xs.length);
+}
+
+async function check(event) {
+  event.preventDefault();
+  const result = $("check-result");
+  const address = $("address").value.trim();
+  try {
+    const answer = await getJSON(`/api/check?address=${encodeURIComponent(address)}`);
+    result.className = answer.reachable ? "found" : "missing";
+    result.textContent = answer.reachable
+      ? `${answer.address} is reachable (${answer.node.user_agent ?? "unknown agent"}, height ${answer.node.height}).`
+      : `${answer.address} is not in the latest crawl.`;
+  } catch (error) {
+    result.className = "error";
+    result.textContent = error.message;
+  }
+}
+
+function listen() {
+  const source = new EventSource("/api/events");
+  source.addEventListener("open", () => { $("live").textContent = "live"; });
+  source.addEventListener("error", () => { $("live").textContent = "reconnecting…"; });
+  source.addEventListener("status", (event) => showStatus(JSON.parse(event.data)));
+  source.addEventListener("snapshot", () => { refreshChart().catch(report); });
+}
+
+function report(error) { $("live").textContent = `error: ${error.message}`; }
+
+$("check-form").addEventListener("submit", check);
+$("range").addEventListener("change", () => refreshChart().catch(report));
+$("split").addEventListener("change", () => refreshChart().catch(report));
+window.addEventListener("resize", () => { if (chart) chart.setSize({ width: $("chart").clientWidth, height: 320 }); });
+refreshStatus().catch(report);
+refreshChart().catch(report);
+listen();
+setInterval(() => refreshStatus().catch(report), 30000);  // the age ticks between crawls

@@ -1,0 +1,160 @@
+"""The event stream and history by network, over real sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from crawldash.events import EVENTS, QUEUE_SIZE
+from crawldash.history import HistoryEntry, HistoryStore
+from crawldash.main import create_app
+from crawldash.settings import Settings
+
+from .conftest import Client, eventually, watching
+from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status
+
+TS = 1_700_000_000
+
+
+async def read_event(stream: asyncio.StreamReader) -> tuple[str, dict[str, object]]:
+    """The next named event (skipping comments and retry lines)."""
+    fields: dict[str, str] = {}
+    while True:
+        line = (await stream.readline()).decode().rstrip("\n")
+        if line == "" and "event" in fields:
+            return fields["event"], json.loads(fields["data"])
+        if line and not line.startswith(":"):
+            key, _, value = line.partition(": ")
+            fields[key] = value
+
+
+async def subscribe(client: Client) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(b"GET /api/events HTTP/1.1\r\nHost: c\r\nLast-Event-ID: 3\r\n\r\n")
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert b" 200 " in head.split(b"\r\n")[0]
+    assert b"text/event-stream" in head
+    return reader, writer
+
+
+async def dechunk(reader: asyncio.StreamReader) -> asyncio.StreamReader:
+    """aiohttp streams the body chunked: undo it, so lines can be read."""
+    out = asyncio.StreamReader()
+
+    async def pump() -> None:
+        while size := int((await reader.readline()).strip(), 16):
+            out.feed_data(await reader.readexactly(size))
+            await reader.readline()
+
+    task = asyncio.create_task(pump())
+    out._pump = task  # type: ignore[attr-defined]  # keep the task alive with the stream
+    return out
+
+
+async def test_subscriber_gets_current_state_then_a_new_snapshot(
+    aiohttp_client, settings, data_dir
+):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    write_status(data_dir, state="running", queue_size=3)
+    client = await aiohttp_client(create_app(settings))
+    await watching(client)
+    reader, writer = await subscribe(client)
+    stream = await dechunk(reader)
+    first = [await read_event(stream) for _ in range(2)]
+    assert first[0] == ("snapshot", {"timestamp": TS, "total_nodes": 5, "latest_height": 900_000})
+    assert first[1][0] == "status"
+    assert first[1][1]["state"] == "running"
+    write_snapshot(data_dir, TS + 600, export_body(rows(8)))
+    event, data = await asyncio.wait_for(read_event(stream), 5)
+    assert (event, data["timestamp"], data["total_nodes"]) == ("snapshot", TS + 600, 8)
+    served = await (await client.get("/api/snapshot")).json()
+    assert served["timestamp"] == TS + 600  # the event came once it was served
+    writer.close()
+
+
+async def test_subscribers_are_limited_and_dropped_when_gone(
+    aiohttp_client, tmp_path: Path, data_dir
+):
+    write_snapshot(data_dir, TS, export_body(rows(2)))
+    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", max_subscribers=2)
+    client = await aiohttp_client(create_app(settings))
+    broadcaster = client.app[EVENTS]
+    connections = [await subscribe(client) for _ in range(2)]
+    assert len(broadcaster.subscribers) == 2
+    refused = await client.get("/api/events")
+    assert refused.status == 503
+    assert (await refused.json())["error"]["code"] == "too_many_subscribers"
+    for _, writer in connections:
+        writer.transport.abort()
+
+    async def dropped() -> bool:
+        return not broadcaster.subscribers
+
+    await eventually(dropped)
+
+
+async def test_slow_reader_is_disconnected_not_buffered(aiohttp_client, settings, data_dir):
+    write_snapshot(data_dir, TS, export_body(rows(2)))
+    client = await aiohttp_client(create_app(settings))
+    broadcaster = client.app[EVENTS]
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUE_SIZE)
+    broadcaster.subscribers.add(queue)  # a subscriber that never reads
+    for _ in range(QUEUE_SIZE + 5):
+        broadcaster.publish("status")
+    assert queue not in broadcaster.subscribers
+    frames = [queue.get_nowait() for _ in range(queue.qsize())]
+    assert frames[-1] is None  # told to end its stream
+    assert len(frames) == QUEUE_SIZE
+
+
+async def test_history_by_network(aiohttp_client, settings, data_dir):
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    write_snapshot(
+        data_dir,
+        TS + 600,
+        export_body(
+            [*rows(2), row("2001:db8::1"), row("fc00::5"), row(ONION, tor=True), row(I2P, tor=True)]
+        ),
+    )
+    client = await aiohttp_client(create_app(settings))
+    points = await (await client.get("/api/history?by=network")).json()
+    assert points == [
+        {
+            "timestamp": TS,
+            "reachable": 3,
+            "networks": {"ipv4": 3, "ipv6": 0, "onion": 0, "i2p": 0, "cjdns": 0},
+        },
+        {
+            "timestamp": TS + 600,
+            "reachable": 6,
+            "networks": {"ipv4": 2, "ipv6": 1, "onion": 1, "i2p": 1, "cjdns": 1},
+        },
+    ]
+    plain = await (await client.get("/api/history")).json()
+    assert plain == [{"timestamp": TS, "reachable": 3}, {"timestamp": TS + 600, "reachable": 6}]
+
+
+async def test_points_from_an_old_index_stay_plain(aiohttp_client, settings, data_dir):
+    HistoryStore.for_data_dir(settings.resolved_state_dir, data_dir).save(
+        [HistoryEntry(TS - 600, 7)]
+    )
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    client = await aiohttp_client(create_app(settings))
+    points = await (await client.get("/api/history?by=network")).json()
+    assert points[0] == {"timestamp": TS - 600, "reachable": 7}
+    assert points[1]["networks"]["ipv4"] == 3
+
+
+async def test_page_and_its_files_are_served_from_the_package(client: Client):
+    page = await client.get("/")
+    assert page.status == 200
+    assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert "default-src 'self'" in page.headers["Content-Security-Policy"]
+    html = await page.text()
+    for src in ("/static/app.js", "/static/style.css", "/static/vendor/uPlot.iife.min.js"):
+        assert src in html
+        response = await client.get(src)
+        assert response.status == 200, src
+    assert "http://" not in html  # nothing from the internet
+    assert "https://" not in html
