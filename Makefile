@@ -7,7 +7,7 @@ DATA_DIR ?= data
 PORT ?= 8080
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format serve demo vendor screenshot all clean
+.PHONY: help install test lint format serve demo vendor screenshot bench all clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -24,13 +24,13 @@ test: $(STAMP)  ## run the test suite
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)  ## ruff (lint and format check) and mypy --strict
-	$(BIN)/ruff check crawldash tests examples
-	$(BIN)/ruff format --check crawldash tests examples
+	$(BIN)/ruff check crawldash tests examples bench
+	$(BIN)/ruff format --check crawldash tests examples bench
 	$(BIN)/mypy
 
 format: $(STAMP)  ## apply ruff's fixes and formatting
-	$(BIN)/ruff check --fix crawldash tests examples
-	$(BIN)/ruff format crawldash tests examples
+	$(BIN)/ruff check --fix crawldash tests examples bench
+	$(BIN)/ruff format crawldash tests examples bench
 
 serve: $(STAMP)  ## serve DATA_DIR (default ./data) on 127.0.0.1:PORT
 	$(BIN)/python -m crawldash serve --data-dir $(DATA_DIR) --port $(PORT)
@@ -43,6 +43,9 @@ vendor:  ## re-vendor uPlot for the dashboard from the npm registry (needs npm)
 
 screenshot: $(STAMP)  ## remake docs/dashboard.png with the browser test
 	CRAWLDASH_SCREENSHOT=docs/dashboard.png $(BIN)/python -m pytest -q tests/test_browser.py
+
+bench: $(STAMP)  ## measure against a naive server, aiohttp's ceiling and nginx; writes BENCHMARKS.md
+	$(BIN)/python -m bench.run
 
 all: lint test  ## lint, type-check and test
 

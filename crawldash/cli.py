@@ -19,6 +19,7 @@ from . import __version__
 from .logs import configure_logging
 from .main import create_app
 from .settings import Settings
+from .workers import run_workers
 
 log = logging.getLogger("crawldash")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -144,6 +145,13 @@ def add_server_options(parser: argparse.ArgumentParser, *, data_dir: bool = True
         default=env("LOG_LEVEL", "info"),
         type=str.lower,
         help="[CRAWLDASH_LOG_LEVEL, info]",
+    )
+    parser.add_argument(
+        "--workers",
+        type=whole_number(1, 64),
+        default=env("WORKERS", "1"),
+        help="server processes sharing the port (SO_REUSEPORT), each with its own state "
+        "[CRAWLDASH_WORKERS, 1]",
     )
     parser.add_argument(
         "--max-subscribers",
@@ -280,6 +288,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         keepalive_timeout=args.keepalive_timeout,
         access_log=args.access_log,
         max_subscribers=args.max_subscribers,
+        workers=args.workers,
     )
 
 
@@ -296,6 +305,15 @@ def serve(settings: Settings) -> None:
             "so anyone who can reach this address can read its data",
             settings.host,
         )
+    if settings.workers > 1:
+        sys.exit(run_workers(settings, serve_one))
+    serve_one(settings, False)
+
+
+def serve_one(settings: Settings, reuse_port: bool) -> None:
+    """One server process; with ``reuse_port`` it shares the port with other workers."""
+    if reuse_port:  # a spawned worker: it starts with no logging set up
+        configure_logging(settings.log_level)
     log.info("serving %s on http://%s:%d", settings.data_dir, settings.host, settings.port)
     web.run_app(
         create_app(settings),
@@ -305,6 +323,7 @@ def serve(settings: Settings) -> None:
         backlog=1024,
         handler_cancellation=True,  # a client that goes away ends its event stream at once
         access_log=logging.getLogger("aiohttp.access") if settings.access_log else None,
+        reuse_port=reuse_port or None,
     )
 
 

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 MAX_LINE_SIZE = 8190  # the request line, URL included
 MAX_FIELD_SIZE = 8190  # one header
 MAX_HEADERS = 64
+BACKFILL_DELAY = 0.5  # seconds after start-up before older crawls are counted
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -98,6 +99,7 @@ async def data_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _backfill(refresher: Refresher) -> None:
+    await asyncio.sleep(BACKFILL_DELAY)  # let the server bind and answer first
     try:
         await refresher.backfill()
     except OSError as exc:  # the folder is missing: the watcher's refreshes count crawls later

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import time
 from collections.abc import Awaitable, Callable, Iterator
 
 from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
@@ -17,25 +24,57 @@ from .typedefs import REFRESHER, STATE, WATCHER
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0)
+
+
+class RequestStats(Collector):
+    """Request counts and latency histograms kept as plain numbers: a request costs two
+    dictionary updates, and the collector turns them into Prometheus series at scrape time."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str], int] = {}
+        self.buckets: dict[str, list[int]] = {}  # per route: one count per bucket, then +Inf
+        self.sums: dict[str, float] = {}
+
+    def record(self, route: str, status: int, seconds: float) -> None:
+        key = (route, str(status))
+        self.counts[key] = self.counts.get(key, 0) + 1
+        buckets = self.buckets.get(route)
+        if buckets is None:
+            buckets = self.buckets[route] = [0] * (len(LATENCY_BUCKETS) + 1)
+            self.sums[route] = 0.0
+        buckets[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        self.sums[route] += seconds
+
+    def collect(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily(
+            "crawldash_http_requests",
+            "HTTP requests answered, by route and status.",
+            labels=["route", "status"],
+        )
+        for (route, status), count in sorted(self.counts.items()):
+            requests.add_metric([route, status], count)
+        yield requests
+        latency = HistogramMetricFamily(
+            "crawldash_http_request_duration_seconds",
+            "Time to answer a request, by route.",
+            labels=["route"],
+        )
+        for route, counts in sorted(self.buckets.items()):
+            bounds = [*map(str, LATENCY_BUCKETS), "+Inf"]
+            cumulative = list(zip(bounds, itertools.accumulate(counts), strict=True))
+            latency.add_metric([route], cumulative, self.sums[route])
+        yield latency
+
+
 class Metrics:
     """One registry per application, so that several apps never share series."""
 
     def __init__(self, app: web.Application) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.registry.register(DataCollector(app))
-        self.requests = Counter(
-            "crawldash_http_requests",
-            "HTTP requests answered, by route and status.",
-            ["route", "status"],
-            registry=self.registry,
-        )
-        self.latency = Histogram(
-            "crawldash_http_request_duration_seconds",
-            "Time to answer a request, by route.",
-            ["route"],
-            registry=self.registry,
-            buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0),
-        )
+        self.requests = RequestStats()
+        self.registry.register(self.requests)
         self.refresh = Histogram(
             "crawldash_refresh_duration_seconds",
             "Time to bring the state up to date.",
@@ -141,9 +180,7 @@ async def observe_requests(request: web.Request, handler: Handler) -> web.Stream
     resource = request.match_info.route.resource
     route = resource.canonical if resource is not None else "other"
     route = "other" if "{" in route else route
-    metrics = request.app[METRICS]
-    metrics.requests.labels(route, str(response.status)).inc()
-    metrics.latency.labels(route).observe(time.perf_counter() - started)
+    request.app[METRICS].requests.record(route, response.status, time.perf_counter() - started)
     return response
 
 

@@ -100,6 +100,7 @@ class StatusBody(Base, frozen=True):
     stale: bool
     stuck: bool
     next_crawl_expected: int | None
+    history_complete: bool
 
 
 class SnapshotEvent(Base, frozen=True):

@@ -44,7 +44,6 @@ class Refresher:
         self._status_version: FileVersion | None = None
         self.rejected = Rejections(clock)
         self._lock = asyncio.Lock()
-        self.backfilled = False  # every crawl in the folder has been counted once
         self._dirty = False
         self._saver: asyncio.Task[None] | None = None
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
@@ -72,7 +71,7 @@ class Refresher:
         pending = self._pending(listing)
         for start in range(0, len(pending), BACKFILL_BATCH):
             await self._count(listing, pending[start : start + BACKFILL_BATCH])
-        self.backfilled = True
+        self.state.history_complete = True
         await self.flush()
 
     async def flush(self) -> None:

@@ -29,6 +29,7 @@ class Settings:
     keepalive_timeout: float = 15.0
     access_log: bool = True
     max_subscribers: int = 100
+    workers: int = 1
     heartbeat: float = 15.0
     debounce_ms: int = 300
     force_polling: bool = False

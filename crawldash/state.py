@@ -77,6 +77,7 @@ class State:
         self._state_since = 0.0  # since when it has reported its current state
         self._status_body: tuple[int, Representation] | None = None
         self.listeners: list[Callable[[str], None]] = []  # told "snapshot" or "status"
+        self.history_complete = False  # every crawl file present has been counted
 
     def set_snapshot(self, snapshot: ServedSnapshot) -> None:
         self.snapshot = snapshot
@@ -149,4 +150,5 @@ class State:
             stale=self.is_stale(now),
             stuck=self.is_stuck(now),
             next_crawl_expected=self.next_crawl_expected(),
+            history_complete=self.history_complete,
         )

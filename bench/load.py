@@ -1,0 +1,109 @@
+"""Run wrk against a server process and read the server's own CPU counters."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+TICKS = os.sysconf("SC_CLK_TCK")
+UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+@dataclass
+class Sample:
+    rps: float
+    p50: float  # seconds
+    p99: float
+    cpu_per_request: float  # server CPU seconds per request
+    steal: float  # share of the run's CPU time stolen by the hypervisor
+    non2xx: int
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime + stime
+    return total / TICKS
+
+
+def steal_and_total() -> tuple[int, int]:
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return values[7], sum(values)
+
+
+def children(pid: int) -> list[int]:
+    found = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids = (task / "children").read_text().split()
+        for kid in kids:
+            found.extend(children(int(kid)))
+    return found
+
+
+def wait_ready(url: str, within: float = 60) -> float:
+    started = time.monotonic()
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return time.monotonic() - started
+        except OSError:
+            if time.monotonic() - started > within:
+                raise RuntimeError(f"{url} did not answer") from None
+            time.sleep(0.01)
+
+
+def wrk(url: str, pid: int, seconds: int, headers: dict[str, str], connections: int = 32) -> Sample:
+    command = [
+        "taskset",
+        "-c",
+        "0",
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--latency",
+        "--timeout",
+        "30s",
+    ]
+    for name, value in headers.items():
+        command += ["-H", f"{name}: {value}"]
+    pids = children(pid)
+    cpu_before, (steal_before, total_before) = cpu_seconds(pids), steal_and_total()
+    out = subprocess.run([*command, url], capture_output=True, text=True, check=True).stdout
+    cpu_after, (steal_after, total_after) = cpu_seconds(pids), steal_and_total()
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return Sample(
+        rps=float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
+        p50=latency(out, "50%"),
+        p99=latency(out, "99%"),
+        cpu_per_request=(cpu_after - cpu_before) / max(requests, 1),
+        steal=(steal_after - steal_before) / max(total_after - total_before, 1),
+        non2xx=int(non2xx.group(1)) if non2xx else 0,
+    )
+
+
+def latency(out: str, percentile: str) -> float:
+    match = re.search(rf"{percentile}\s+([\d.]+)(us|ms|s)", out)
+    assert match is not None, out
+    return float(match.group(1)) * UNITS[match.group(2)]
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) / 1024
+    return 0.0

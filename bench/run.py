@@ -1,0 +1,360 @@
+"""``make bench``: crawldash against a naive server, aiohttp's ceiling and nginx, in one run.
+
+Servers are pinned to core 1 and wrk to core 0. Each cell is the median of BENCH_RUNS runs
+of BENCH_SECONDS seconds (3 x 5 by default; BENCH_QUICK=1 for 1 x 2). The whole output,
+and BENCHMARKS.md, come from this one command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import aiohttp
+
+from bench import data
+from bench.load import Sample, free_port, rss_mib, wait_ready, wrk
+from crawldash.demo_data import generate_crawls
+
+QUICK = os.environ.get("BENCH_QUICK") == "1"
+RUNS = 1 if QUICK else int(os.environ.get("BENCH_RUNS", "3"))
+SECONDS = 2 if QUICK else int(os.environ.get("BENCH_SECONDS", "5"))
+ROOT = Path(os.environ.get("BENCH_DIR", Path(tempfile.gettempdir()) / "crawldash-bench"))
+HERE = Path(__file__).parent
+PY = sys.executable
+STEAL_MARK = 0.05
+lines: list[str] = []
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+    lines.append(text)
+
+
+@contextmanager
+def server(command: list[str], ready: str, cores: str = "1") -> Iterator[int]:
+    log = open(ROOT / "server.log", "a")  # noqa: SIM115
+    process = subprocess.Popen(["taskset", "-c", cores, *command], stdout=log, stderr=log)
+    try:
+        wait_ready(ready)
+        yield process.pid
+    finally:
+        process.terminate()
+        process.wait(20)
+        log.close()
+
+
+def crawldash(data_dir: Path, port: int, state: Path, *extra: str) -> list[str]:
+    return [
+        PY,
+        "-m",
+        "crawldash",
+        "serve",
+        "--data-dir",
+        str(data_dir),
+        "--state-dir",
+        str(state),
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--log-level",
+        "warning",
+        *extra,
+    ]
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return dict(response.headers), response.read()
+
+
+def measure(url: str, pid: int, headers: dict[str, str], slow: bool = False) -> list[Sample]:
+    """``slow``: a server that takes seconds per request gets fewer connections, more time."""
+    seconds, connections = (max(SECONDS, 10), 4) if slow else (SECONDS, 32)
+    return [wrk(url, pid, seconds, headers, connections) for _ in range(RUNS)]
+
+
+def median(samples: list[Sample], field: str) -> float:
+    return statistics.median(getattr(s, field) for s in samples)
+
+
+def wait_history(base: str) -> float:
+    started = time.monotonic()
+    while not json.loads(get(base + "/api/status")[1])["history_complete"]:
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+def endpoints(hit: str, etag: str) -> list[tuple[str, str, dict[str, str]]]:
+    return [
+        ("snapshot (identity)", "/api/snapshot", {"Accept-Encoding": "identity"}),
+        ("snapshot (gzip)", "/api/snapshot", {"Accept-Encoding": "gzip"}),
+        ("status", "/api/status", {}),
+        ("history?limit=144", "/api/history?limit=144", {}),
+        ("check hit", f"/api/check?address={hit}", {}),
+        ("check miss", "/api/check?address=203.0.113.254:8333", {}),
+        ("304 revalidation", "/api/snapshot", {"If-None-Match": etag}),
+    ]
+
+
+def main() -> None:
+    for tool in ("wrk", "taskset"):
+        if shutil.which(tool) is None:
+            sys.exit(f"make bench needs {tool}: apt-get install wrk util-linux")
+    ROOT.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    paths = data.make(ROOT)
+    results: dict[str, dict[str, list[Sample]]] = {}
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    state = ROOT / "state"
+    shutil.rmtree(state, ignore_errors=True)
+    extras: dict[str, str] = {}
+    with server(crawldash(paths["data15k"], port, state), base + "/api/status") as pid:
+        extras["history complete after start (cold)"] = f"{wait_history(base):.2f} s"
+        headers, body = get(base + "/api/snapshot", {"Accept-Encoding": "identity"})
+        data.static_snapshot(paths["static"], body)
+        hit = next(iter(json.loads(body)["nodes"]))
+        cells = endpoints(hit, headers["ETag"])
+        results["crawldash"] = {name: measure(base + path, pid, h) for name, path, h in cells}
+        extras["RSS, 15,000 nodes + 8,640 history points"] = f"{rss_mib(pid):.1f} MiB"
+    cells = endpoints(hit, '"none"')
+    naive_port = free_port()
+    naive = f"http://127.0.0.1:{naive_port}"
+    with server(
+        [PY, str(HERE / "naive_server.py"), str(paths["data15k"]), str(naive_port)],
+        naive + "/api/status",
+    ) as pid:
+        results["naive"] = {
+            name: measure(naive + path, pid, h)
+            for name, path, h in cells
+            if name != "304 revalidation"
+        }
+    ceiling_port = free_port()
+    with server(
+        [PY, str(HERE / "ceiling_server.py"), str(ceiling_port)],
+        f"http://127.0.0.1:{ceiling_port}/",
+    ) as pid:
+        results["ceiling"] = {"hello": measure(f"http://127.0.0.1:{ceiling_port}/", pid, {})}
+    results["nginx"] = nginx(paths["static"])
+    report(results)
+    more(paths, extras)
+    workers(paths, results)
+    say()
+    say(f"total time: {time.monotonic() - started:.0f} s")
+    write_markdown()
+
+
+def nginx(static: Path) -> dict[str, list[Sample]]:
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(binary).exists():
+        say("nginx not installed: its column is n/a")
+        return {}
+    port = free_port()
+    conf = ROOT / "nginx.conf"
+    conf.write_text(
+        f"worker_processes 1; daemon off; pid {ROOT}/nginx.pid; error_log {ROOT}/nginx.err;\n"
+        "events { worker_connections 1024; }\n"
+        f"http {{ access_log off; default_type application/json; server {{ "
+        f"listen 127.0.0.1:{port}; root {static}; location / {{ gzip_static on; }} }} }}\n"
+    )
+    url = f"http://127.0.0.1:{port}/snapshot.json"
+    with server([binary, "-p", str(ROOT), "-c", str(conf)], url) as pid:
+        return {
+            "snapshot (identity)": measure(url, pid, {"Accept-Encoding": "identity"}),
+            "snapshot (gzip)": measure(url, pid, {"Accept-Encoding": "gzip"}),
+        }
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f}"
+
+
+def report(results: dict[str, dict[str, list[Sample]]]) -> None:
+    ceiling = results["ceiling"]["hello"]
+    say(f"## Requests ({RUNS} runs x {SECONDS} s each; median [min-max]; server on core 1)")
+    say()
+    say("| endpoint | server | req/s | p50 ms | p99 ms | server CPU us/req | note |")
+    say("| --- | --- | --- | --- | --- | --- | --- |")
+    for name in results["crawldash"]:
+        for who in ("crawldash", "naive", "nginx"):
+            samples = results[who].get(name)
+            if samples:
+                row(name, who, samples)
+    row("fixed small body", "aiohttp ceiling", ceiling)
+    say()
+    say("## Ratios (median req/s; p99 ratio is crawldash p99 / other p99)")
+    say()
+    say("| endpoint | crawldash/naive | crawldash/ceiling | p99 vs ceiling | crawldash/nginx |")
+    say("| --- | --- | --- | --- | --- |")
+    ours = results["crawldash"]
+    for name, samples in ours.items():
+        rps = median(samples, "rps")
+        naive = results["naive"].get(name)
+        nginx = results["nginx"].get(name)
+        say(
+            f"| {name} | {ratio(rps, naive and median(naive, 'rps'))} "
+            f"| {rps / median(ceiling, 'rps'):.2f} "
+            f"| {median(samples, 'p99') / median(ceiling, 'p99'):.2f} "
+            f"| {ratio(rps, nginx and median(nginx, 'rps'))} |"
+        )
+
+
+def ratio(ours: float, other: float | None) -> str:
+    return "n/a" if not other else f"{ours / other:.2f}"
+
+
+def row(name: str, who: str, samples: list[Sample]) -> None:
+    rps = [s.rps for s in samples]
+    steal = max(s.steal for s in samples)
+    errors = sum(s.non2xx for s in samples)
+    note = ", ".join(
+        filter(
+            None,
+            [
+                f"steal {steal:.0%}" if steal > STEAL_MARK else "",
+                f"{errors} non-2xx/3xx" if errors else "",
+            ],
+        )
+    )
+    say(
+        f"| {name} | {who} | {statistics.median(rps):,.0f} [{min(rps):,.0f}-{max(rps):,.0f}] "
+        f"| {fmt_ms(median(samples, 'p50'))} | {fmt_ms(median(samples, 'p99'))} "
+        f"| {median(samples, 'cpu_per_request') * 1e6:,.0f} | {note} |"
+    )
+
+
+def more(paths: dict[str, Path], extras: dict[str, str]) -> None:
+    data_dir, state = paths["data15k"], ROOT / "state"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    newest = max(int(p.stem) for p in data_dir.glob("*.json") if p.stem.isdigit())
+    crawls = list(generate_crawls(nodes=15_000, crawls=40, end=newest + 40 * 600, seed=9))
+    started = time.monotonic()
+    with server(crawldash(data_dir, port, state), base + "/api/status") as pid:
+        extras["first answer after start (state index present)"] = (
+            f"{time.monotonic() - started:.2f} s"
+        )
+        extras["history complete after start (state index present)"] = f"{wait_history(base):.2f} s"
+        delays = [write_and_wait(data_dir, crawl, base) for crawl in crawls[:20]]
+        extras["new 15,000-node snapshot written -> served, median / worst of 20"] = (
+            f"{statistics.median(delays) * 1000:.0f} ms / {max(delays) * 1000:.0f} ms"
+        )
+        hit = next(iter(json.loads(get(base + "/api/snapshot")[1])["nodes"]))
+        url = f"{base}/api/check?address={hit}"
+        idle = statistics.median(wrk(url, pid, SECONDS, {}).p99 for _ in range(RUNS))
+        stop = threading.Event()
+        writer = threading.Thread(target=keep_writing, args=(data_dir, crawls[20:], stop))
+        writer.start()
+        loading = statistics.median(wrk(url, pid, SECONDS, {}).p99 for _ in range(RUNS))
+        stop.set()
+        writer.join()
+        extras["check p99 idle / while snapshots load (one per second)"] = (
+            f"{idle * 1000:.2f} ms / {loading * 1000:.2f} ms (x{loading / idle:.2f})"
+        )
+    shutil.rmtree(ROOT / "cold", ignore_errors=True)
+    started = time.monotonic()
+    with server(crawldash(data_dir, port, ROOT / "cold"), base + "/api/status"):
+        extras["first answer after start (cold, no state index)"] = (
+            f"{time.monotonic() - started:.2f} s"
+        )
+        extras["history complete after start (cold, no state index)"] = (
+            f"{wait_history(base):.2f} s"
+        )
+    with server(crawldash(paths["data100k"], port, ROOT / "s100k"), base + "/api/status") as pid:
+        wait_history(base)
+        extras["RSS, 100,000-node snapshot"] = f"{rss_mib(pid):.1f} MiB"
+    say()
+    say("## Freshness, start-up and memory")
+    say()
+    say("| measure | value |")
+    say("| --- | --- |")
+    for name, value in extras.items():
+        say(f"| {name} | {value} |")
+
+
+def write_and_wait(data_dir: Path, crawl: object, base: str) -> float:
+    body = crawl.body()  # type: ignore[attr-defined]
+    timestamp = crawl.timestamp  # type: ignore[attr-defined]
+    temp = data_dir / f".{timestamp}.tmp"
+    temp.write_bytes(body)
+    os.replace(temp, data_dir / f"{timestamp}.json")
+    written = time.monotonic()
+    while json.loads(get(base + "/api/status")[1])["snapshot_timestamp"] != timestamp:
+        time.sleep(0.002)
+    served = time.monotonic() - written
+    time.sleep(0.3)
+    return served
+
+
+def keep_writing(data_dir: Path, crawls: list[object], stop: threading.Event) -> None:
+    for crawl in crawls:
+        if stop.wait(1.0):
+            return
+        temp = data_dir / ".load.tmp"
+        temp.write_bytes(crawl.body())  # type: ignore[attr-defined]
+        os.replace(temp, data_dir / f"{crawl.timestamp}.json")  # type: ignore[attr-defined]
+
+
+def workers(paths: dict[str, Path], results: dict[str, dict[str, list[Sample]]]) -> None:
+    """Scaling: --workers 2 across both cores against --workers 1 on one core."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    say()
+    say("## --workers (status endpoint; wrk on core 0 in both cases)")
+    say()
+    say("| workers | server cores | req/s | p99 ms |")
+    say("| --- | --- | --- | --- |")
+    one = results["crawldash"]["status"]
+    say(f"| 1 | 1 | {median(one, 'rps'):,.0f} | {fmt_ms(median(one, 'p99'))} |")
+    command = crawldash(paths["data15k"], port, ROOT / "state", "--workers", "2")
+    with server(command, base + "/api/status", cores="0,1") as pid:
+        time.sleep(2)
+        two = measure(base + "/api/status", pid, {})
+    say(f"| 2 | 0,1 (shared with wrk) | {median(two, 'rps'):,.0f} | {fmt_ms(median(two, 'p99'))} |")
+
+
+def write_markdown() -> None:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    header = [
+        "# crawldash benchmarks",
+        "",
+        "Written by `make bench` (`python -m bench.run`); every number below comes from that "
+        "one run. Rerun it to replace this file.",
+        "",
+        f"- machine: {os.cpu_count()} cores, {cpu}, Linux {platform.release()}",
+        f"- Python {platform.python_version()}, aiohttp {aiohttp.__version__}",
+        f"- command: `make bench` (BENCH_RUNS={RUNS}, BENCH_SECONDS={SECONDS})",
+        "- data: the newest crawl has 15,000 nodes (`crawldash.demo_data`); the 8,639 older "
+        f"history files are {data.SMALL_NODES}-node crawls (8,640 full crawls would be ~22 GB); "
+        "a separate folder holds one 100,000-node crawl",
+        "- load: `wrk -t1 -c32 --latency` pinned to core 0 (the naive server: 4 connections, "
+        "at least 10 s, as it takes seconds per request); servers pinned to core 1; server "
+        "CPU from /proc/<pid>/stat; runs with over 5% steal time are marked",
+        "",
+    ]
+    (HERE.parent / "BENCHMARKS.md").write_text("\n".join(header + lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
