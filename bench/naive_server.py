@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from aiohttp import web
@@ -29,14 +30,16 @@ def newest() -> tuple[int, list[list[object]]]:
 async def snapshot(request: web.Request) -> web.Response:
     timestamp, rows = newest()
     nodes = {f"[{r[0]}]:{r[1]}" if ":" in str(r[0]) else f"{r[0]}:{r[1]}": r[2:] for r in rows}
-    heights = [r[6] for r in rows]
     body = {
         "timestamp": timestamp,
         "total_nodes": len(nodes),
-        "latest_height": max(set(heights), key=heights.count),
+        "latest_height": Counter(r[6] for r in rows).most_common(1)[0][0],
         "nodes": nodes,
     }
-    return web.json_response(body)
+    response = web.json_response(body)
+    if "gzip" in request.headers.get("Accept-Encoding", ""):
+        response.enable_compression()  # compressed per request, as a plain handler would
+    return response
 
 
 async def status(request: web.Request) -> web.Response:
