@@ -21,8 +21,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(data_dir: Path, state_dir: Path, *options: str) -> Iterator[str]:
-    """Run ``python -m crawldash serve`` until it answers; yield its base URL; stop it."""
+def serving(
+    data_dir: Path, state_dir: Path, *options: str, logs: list[str] | None = None
+) -> Iterator[str]:
+    """Run ``python -m crawldash serve`` until it answers; yield its base URL; stop it with
+    SIGINT and check that it exited cleanly. Its standard error goes into ``logs``."""
     port = free_port()
     command = [
         sys.executable,
@@ -54,4 +57,7 @@ def serving(data_dir: Path, state_dir: Path, *options: str) -> Iterator[str]:
     finally:
         server.send_signal(signal.SIGINT)
         _, stderr = server.communicate(timeout=10)
-        assert "Traceback" not in stderr, stderr
+        if logs is not None:
+            logs.append(stderr)
+    assert server.returncode == 0, stderr
+    assert "Traceback" not in stderr, stderr
