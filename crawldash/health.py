@@ -7,7 +7,7 @@ import time
 import msgspec
 from aiohttp import web
 
-from .errors import error_response
+from .errors import error_response, no_snapshot
 from .typedefs import STATE, WATCHER
 
 _OK = msgspec.json.encode({"status": "ok"})
@@ -28,7 +28,7 @@ async def readyz(request: web.Request) -> web.Response:
     """200 when a fresh snapshot is served and the crawler is not stuck; else 503 and why."""
     state, now = request.app[STATE], time.time()
     if state.snapshot is None:
-        return error_response(503, "no_snapshot", "no crawl snapshot has been loaded yet")
+        return no_snapshot()
     if state.is_stale(now):
         age = int(now - state.snapshot.timestamp)
         return error_response(

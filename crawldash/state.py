@@ -30,10 +30,6 @@ class ServedSnapshot:
     nodes: dict[str, NodeRow]
     networks: tuple[int, ...]  # node counts by network, in NETWORKS order
 
-    @property
-    def body(self) -> bytes:
-        return self.representations["identity"].body
-
     @classmethod
     def prepare(cls, snapshot: Snapshot, modified: float) -> ServedSnapshot:
         """Encode and compress the response; slow for a large snapshot: run it off the loop."""
