@@ -322,7 +322,6 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
         print=None,
         backlog=1024,
         handler_cancellation=True,  # a client that goes away ends its event stream at once
-        access_log=logging.getLogger("aiohttp.access") if settings.access_log else None,
         reuse_port=reuse_port or None,
     )
 

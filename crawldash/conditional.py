@@ -5,12 +5,21 @@ from __future__ import annotations
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
 
-from aiohttp import web
+from aiohttp import hdrs, web
+from multidict import CIMultiDict
 
 from .errors import error_response
+from .headers import COMMON_HEADERS
 from .representation import Representation
 
 SERVER_PREFERENCE = ("br", "gzip", "identity")  # smallest first, on a tie of q-values
+JSON = "application/json"
+
+# Finished header sets, built once per body and Cache-Control value rather than per request:
+# (ETag, Last-Modified, Cache-Control, Vary, Content-Type) -> (200 headers, 304 headers).
+_HeaderKey = tuple[str, int, str, bool, str]
+_header_sets: dict[_HeaderKey, tuple[CIMultiDict[str], CIMultiDict[str]]] = {}
+_MAX_HEADER_SETS = 256  # a few bodies, each with a Cache-Control that changes every second
 
 
 def respond(
@@ -19,23 +28,39 @@ def respond(
     cache_control: str,
     *,
     vary: bool = False,
-    content_type: str = "application/json",
+    content_type: str = JSON,
 ) -> web.Response:
     """200 with the body, or 304 with the same headers and no body if the client has it."""
-    headers = {**representation.headers, "Cache-Control": cache_control}
-    if vary:
-        headers["Vary"] = "Accept-Encoding"
+    key = (representation.etag, representation.modified, cache_control, vary, content_type)
+    header_set = _header_sets.get(key) or _build_header_set(key, representation)
     if is_fresh(request, representation):
-        return web.Response(status=304, headers=headers)
-    return web.Response(body=representation.body, content_type=content_type, headers=headers)
+        return web.Response(status=304, headers=header_set[1].copy())
+    return web.Response(body=representation.body, headers=header_set[0].copy())
+
+
+def _build_header_set(
+    key: _HeaderKey, representation: Representation
+) -> tuple[CIMultiDict[str], CIMultiDict[str]]:
+    _, _, cache_control, vary, content_type = key
+    not_modified = CIMultiDict(COMMON_HEADERS)
+    not_modified.update(representation.headers)
+    not_modified["Cache-Control"] = cache_control
+    if vary:
+        not_modified["Vary"] = "Accept-Encoding"
+    ok = not_modified.copy()
+    ok["Content-Type"] = content_type
+    if len(_header_sets) >= _MAX_HEADER_SETS:
+        _header_sets.clear()
+    _header_sets[key] = ok, not_modified
+    return ok, not_modified
 
 
 def is_fresh(request: web.Request, representation: Representation) -> bool:
     """True if the client's copy is current (RFC 9110 13.1.2 and 13.1.3, GET and HEAD)."""
-    if_none_match = request.headers.get("If-None-Match")
+    if_none_match = request.headers.get(hdrs.IF_NONE_MATCH)
     if if_none_match is not None:
         return matches(if_none_match, representation.etag)
-    if_modified_since = request.headers.get("If-Modified-Since")
+    if_modified_since = request.headers.get(hdrs.IF_MODIFIED_SINCE)
     if if_modified_since is None:
         return False
     since = _http_date(if_modified_since)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import msgspec
 from aiohttp import web
 
+from .headers import COMMON_HEADERS
 from .models import ErrorBody, ErrorDetail
 
 _encoder = msgspec.json.Encoder()
@@ -24,7 +25,7 @@ def error_response(
         status=status,
         body=error_body(status, code, message),
         content_type="application/json",
-        headers=headers,
+        headers={**COMMON_HEADERS, **headers} if headers else COMMON_HEADERS,
     )
 
 

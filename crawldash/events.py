@@ -16,6 +16,7 @@ import msgspec
 from aiohttp import web
 
 from .errors import error_response
+from .headers import COMMON_HEADERS
 from .models import SnapshotEvent
 from .state import State
 
@@ -74,7 +75,11 @@ async def events(request: web.Request) -> web.StreamResponse:
     queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUE_SIZE)
     broadcaster.subscribers.add(queue)
     response = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        headers={
+            **COMMON_HEADERS,
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+        }
     )
     try:
         await response.prepare(request)

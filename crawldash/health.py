@@ -8,6 +8,7 @@ import msgspec
 from aiohttp import web
 
 from .errors import error_response, no_snapshot
+from .headers import COMMON_HEADERS
 from .typedefs import STATE, WATCHER
 
 _OK = msgspec.json.encode({"status": "ok"})
@@ -21,7 +22,7 @@ async def healthz(request: web.Request) -> web.Response:
         return error_response(
             503, "watcher_down", "the file watcher is not running; see the log for why"
         )
-    return web.Response(body=_OK, content_type="application/json")
+    return web.Response(body=_OK, content_type="application/json", headers=COMMON_HEADERS)
 
 
 async def readyz(request: web.Request) -> web.Response:
@@ -45,4 +46,4 @@ async def readyz(request: web.Request) -> web.Response:
             f"the crawler has reported {reported!r} without running, or status.json has not "
             f"been updated, for over {state.stuck_after} s",
         )
-    return web.Response(body=_READY, content_type="application/json")
+    return web.Response(body=_READY, content_type="application/json", headers=COMMON_HEADERS)

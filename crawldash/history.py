@@ -17,7 +17,7 @@ import msgspec
 
 from .loader import FileVersion
 from .models import Base, HistoryPoint, NetworkCounts, NetworkPoint
-from .representation import Representation, represent
+from .representation import Representation, encoded, represent
 
 log = logging.getLogger(__name__)
 _MAX_CACHED_BODIES = 32
@@ -47,7 +47,7 @@ class History:
         self.capacity = capacity
         self._entries: deque[HistoryEntry] = deque(maxlen=capacity)
         self._by_timestamp: dict[int, HistoryEntry] = {}
-        self._bodies: dict[tuple[int, bool], Representation] = {}
+        self._bodies: dict[tuple[int, bool, str], Representation] = {}
         self._changed_at = time.time()
         self._median_interval: int | None = None
 
@@ -95,17 +95,24 @@ class History:
             del self._by_timestamp[self._entries.popleft().timestamp]
         self._entries.insert(self._index_of(entry.timestamp), entry)
 
-    def body(self, limit: int, by_network: bool = False) -> Representation:
-        """The JSON array of the most recent ``limit`` points, encoded once per change."""
+    def body(
+        self, limit: int, by_network: bool = False, coding: str = "identity"
+    ) -> Representation:
+        """The JSON array of the most recent ``limit`` points, in a content coding (identity,
+        gzip or br), encoded once per change."""
         count = min(limit, len(self._entries))
-        body = self._bodies.get((count, by_network))
+        key = (count, by_network, coding)
+        body = self._bodies.get(key)
         if body is None:
-            recent = islice(self._entries, len(self._entries) - count, None)
-            point = _point_by_network if by_network else _point
-            body = represent(_encoder.encode([point(e) for e in recent]), self._changed_at)
+            if coding == "identity":
+                recent = islice(self._entries, len(self._entries) - count, None)
+                point = _point_by_network if by_network else _point
+                body = represent(_encoder.encode([point(e) for e in recent]), self._changed_at)
+            else:
+                body = encoded(self.body(count, by_network), coding)
             if len(self._bodies) >= _MAX_CACHED_BODIES:
                 self._bodies.clear()
-            self._bodies[(count, by_network)] = body
+            self._bodies[key] = body
         return body
 
     def median_interval(self) -> int | None:

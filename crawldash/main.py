@@ -12,9 +12,9 @@ import msgspec
 from aiohttp import web
 
 from .events import EVENTS, Broadcaster
-from .headers import add_headers
+from .headers import add_cors_headers
 from .history import HistoryStore
-from .metrics import METRICS, Metrics, observe_requests
+from .metrics import METRICS, Metrics, RequestStats, request_logger
 from .openapi import build_openapi
 from .page import PAGE, Page
 from .refresh import Refresher
@@ -36,14 +36,17 @@ BACKFILL_DELAY = 0.5  # seconds after start-up before older crawls are counted
 
 
 def create_app(settings: Settings) -> web.Application:
+    requests = RequestStats()
     app = web.Application(
         handler_args={
             "keepalive_timeout": settings.keepalive_timeout,
             "max_line_size": MAX_LINE_SIZE,
             "max_field_size": MAX_FIELD_SIZE,
             "max_headers": MAX_HEADERS,
+            # No middleware: requests are counted by the access-log hook, which is cheaper.
+            "access_log": logging.getLogger("aiohttp.access"),
+            "access_log_class": request_logger(requests, write_lines=settings.access_log),
         },
-        middlewares=[observe_requests],
     )
     app[SETTINGS] = settings
     app[STATE] = State(
@@ -51,14 +54,15 @@ def create_app(settings: Settings) -> web.Application:
         stale_after=settings.stale_after,
         stuck_after=settings.stuck_after,
     )
-    app[METRICS] = Metrics(app)
+    app[METRICS] = Metrics(app, requests)
     app[PAGE] = Page()
     app[EVENTS] = Broadcaster(
         app[STATE], max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
     )
     app[OPENAPI] = represent(msgspec.json.encode(build_openapi()), time.time())
-    setup_routes(app)
-    app.on_response_prepare.append(add_headers)
+    requests.label_routes(setup_routes(app))
+    if settings.cors_origins:
+        app.on_response_prepare.append(add_cors_headers)
     app.cleanup_ctx.append(data_ctx)
     return app
 

@@ -111,9 +111,9 @@ def build_openapi() -> dict[str, Any]:
             (),
         ),
         "/api/history": _operation(
-            "One point per crawl, in ascending time order.",
+            "One point per crawl, in ascending time order (br, gzip or identity).",
             _json(history, "The most recent points, oldest first."),
-            (400,),
+            (400, 406),
             parameters=[limit, by],
         ),
         "/api/check": _operation(

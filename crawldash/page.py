@@ -11,7 +11,11 @@ from .conditional import respond
 from .errors import error_response
 from .representation import Representation, represent
 
-CONTENT_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+}
 # Everything the page loads comes from crawldash itself: it works on an offline network.
 CSP = (
     "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -41,8 +45,6 @@ class Page:
             return error_response(404, "not_found", f"no such file: /static/{name}")
         representation, content_type = found
         response = respond(request, representation, "no-cache", content_type=content_type)
-        if response.status == 200:
-            response.charset = "utf-8"
         response.headers["Content-Security-Policy"] = CSP
         return response
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 
@@ -17,6 +17,7 @@ from .models import ApiSnapshot, CheckBody, CrawlerStatus, NodeRow, StatusBody
 from .representation import Representation, compressed, represent
 
 _encoder = msgspec.json.Encoder()
+MAX_CHECK_BODIES = 4096
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class ServedSnapshot:
     representations: dict[str, Representation]  # by content coding: identity, gzip, br
     nodes: dict[str, NodeRow]
     networks: tuple[int, ...]  # node counts by network, in NETWORKS order
+    # /api/check answers already encoded, by address: monitors ask about the same peers.
+    _check_bodies: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def prepare(cls, snapshot: Snapshot, modified: float) -> ServedSnapshot:
@@ -43,9 +46,15 @@ class ServedSnapshot:
 
     def check_body(self, address: str) -> bytes:
         """The ``/api/check`` answer for a canonical address."""
-        row = self.nodes.get(address)
-        node = row.named() if row is not None else None
-        return _encoder.encode(CheckBody(address, row is not None, self.timestamp, node))
+        body = self._check_bodies.get(address)
+        if body is None:
+            row = self.nodes.get(address)
+            node = row.named() if row is not None else None
+            body = _encoder.encode(CheckBody(address, row is not None, self.timestamp, node))
+            if len(self._check_bodies) >= MAX_CHECK_BODIES:
+                self._check_bodies.clear()
+            self._check_bodies[address] = body
+        return body
 
 
 RUNNING = "running"  # any other state reported for too long means the crawler is stuck

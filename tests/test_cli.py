@@ -75,9 +75,6 @@ def test_non_loopback_bind_warns(monkeypatch, caplog, tmp_path: Path):
     assert len(warnings) == 1
     assert "0.0.0.0" in warnings[0]
     assert [kw["host"] for kw in started] == ["0.0.0.0", "127.0.0.1", "::1"]
-    assert all(kw["access_log"] is not None for kw in started)
-    cli.serve(Settings(data_dir=tmp_path, access_log=False))
-    assert started[-1]["access_log"] is None
 
 
 def test_access_log_switch(monkeypatch):

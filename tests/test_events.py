@@ -35,6 +35,7 @@ async def subscribe(client: Client) -> tuple[asyncio.StreamReader, asyncio.Strea
     head = await reader.readuntil(b"\r\n\r\n")
     assert b" 200 " in head.split(b"\r\n")[0]
     assert b"text/event-stream" in head
+    assert b"X-Content-Type-Options: nosniff" in head
     return reader, writer
 
 

@@ -18,6 +18,7 @@ from crawldash.typedefs import REFRESHER
 
 from .conftest import Client
 from .factories import export_body, rows, write_snapshot
+from .test_error_contract import EVERY_PATH
 
 TS = 1_700_000_000
 
@@ -83,13 +84,11 @@ async def test_new_snapshot_changes_the_validator(served: Client, data_dir: Path
         ("zstd", None),
     ],
 )
-async def test_snapshot_compression_is_negotiated(served: Client, accept: str, coding):
-    identity = await (
-        await served.get("/api/snapshot", headers={"Accept-Encoding": "identity"})
-    ).read()
-    response = await served.get(
-        "/api/snapshot", headers={"Accept-Encoding": accept}, auto_decompress=False
-    )
+@pytest.mark.parametrize("path", ["/api/snapshot", "/api/history?limit=3"])
+async def test_compression_is_negotiated(served: Client, path: str, accept: str, coding):
+    plain = await served.get(path, headers={"Accept-Encoding": "identity"})
+    identity = await plain.read()
+    response = await served.get(path, headers={"Accept-Encoding": accept}, auto_decompress=False)
     assert response.status == 200
     assert response.headers.get("Content-Encoding") == coding
     assert "Accept-Encoding" in response.headers["Vary"]
@@ -98,7 +97,23 @@ async def test_snapshot_compression_is_negotiated(served: Client, accept: str, c
     decoded = {"gzip": gzip.decompress, "br": brotli.decompress, None: bytes}[coding](raw)
     assert decoded == identity
     if coding:
+        assert response.headers["ETag"] != plain.headers["ETag"]
+        again = await served.get(
+            path, headers={"Accept-Encoding": accept, "If-None-Match": response.headers["ETag"]}
+        )
+        assert again.status == 304
+    if coding and path == "/api/snapshot":
         assert len(raw) < len(identity) / 3
+
+
+async def test_compressed_history_follows_new_crawls(served: Client, data_dir: Path):
+    headers = {"Accept-Encoding": "gzip"}
+    before = await (await served.get("/api/history?limit=10", headers=headers)).json()
+    write_snapshot(data_dir, TS + 1800, export_body(rows(7)))
+    await served.app[REFRESHER].refresh()
+    after = await (await served.get("/api/history?limit=10", headers=headers)).json()
+    assert after[:-1] == before
+    assert after[-1] == {"timestamp": TS + 1800, "reachable": 7}
 
 
 async def test_refusing_every_coding_is_406(served: Client):
@@ -143,9 +158,18 @@ async def test_head_matches_get_headers(served: Client):
     assert await head.read() == b""
 
 
-@pytest.mark.parametrize("path", ["/api/snapshot", "/api/check", "/nowhere", "/api/openapi.json"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        *(p.replace("{name:.+}", "app.js") for p in EVERY_PATH if p != "/api/events"),
+        "/api/check",
+        "/api/check?address=203.0.113.9:8333",
+        "/static/nope.js",
+        "/nowhere",
+    ],
+)
 async def test_nosniff_everywhere_and_no_cors_by_default(served: Client, path: str):
-    for method in ("GET", "POST"):
+    for method in ("GET", "HEAD", "POST"):
         response = await served.request(method, path, headers={"Origin": "https://a.example"})
         assert response.headers["X-Content-Type-Options"] == "nosniff"
         assert "Access-Control-Allow-Origin" not in response.headers

@@ -157,3 +157,30 @@ async def test_explicit_stale_after_wins_and_stale_shows_in_readyz(
     response = await client.get("/readyz")
     assert (await response.json())["error"]["code"] == "stale"
     assert (await scrape(client))[("crawldash_stale", ())] == 1
+
+
+@pytest.mark.parametrize("access_log", [True, False])
+async def test_requests_are_counted_whether_or_not_the_access_log_is_written(
+    aiohttp_client, tmp_path: Path, data_dir: Path, caplog, access_log: bool
+):
+    write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
+    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", access_log=access_log)
+    client = await aiohttp_client(create_app(settings))
+    with caplog.at_level("INFO", logger="aiohttp.access"):
+        for path in ("/api/check?address=203.0.113.9:8333", "/api/check", "/no/such/page"):
+            await client.get(path)
+    lines = [r.getMessage() for r in caplog.records if r.name == "aiohttp.access"]
+    assert len(lines) == (3 if access_log else 0)
+    if access_log:
+        assert '"GET /api/check HTTP/1.1" 400' in lines[1]
+    after = await scrape(client)
+    check = "/api/check"
+    assert after[("crawldash_http_requests_total", (("route", check), ("status", "200")))] == 1
+    assert after[("crawldash_http_requests_total", (("route", check), ("status", "400")))] == 1
+    assert after[("crawldash_http_requests_total", (("route", "other"), ("status", "404")))] == 1
+    histogram = after[("crawldash_http_request_duration_seconds_count", (("route", check),))]
+    assert histogram == 2
+    inf = after[
+        ("crawldash_http_request_duration_seconds_bucket", (("le", "+Inf"), ("route", check)))
+    ]
+    assert inf == 2
