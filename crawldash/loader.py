@@ -33,6 +33,9 @@ class LoadError(Exception):
         super().__init__(message)
         self.kind = kind
 
+    def __reduce__(self) -> tuple[type[LoadError], tuple[str, str]]:
+        return LoadError, (self.kind, str(self))  # it crosses from the loader process
+
 
 @dataclass(frozen=True)
 class FileVersion:

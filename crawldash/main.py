@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import multiprocessing
+import os
 import time
 from collections.abc import AsyncIterator
+from concurrent.futures import ProcessPoolExecutor
 
 import msgspec
 from aiohttp import web
@@ -77,9 +80,11 @@ async def data_ctx(app: web.Application) -> AsyncIterator[None]:
     refresher.observers.append(app[METRICS].refresh.observe)
     await asyncio.to_thread(refresher.restore_history)
     try:
-        await refresher.refresh()
+        await refresher.refresh()  # in a thread: nothing is served yet, so nothing contends
     except OSError as exc:
         log.error("cannot read the data folder %s: %s", settings.data_dir, exc)
+    refresher.snapshot_loader = snapshot_loader()
+    refresher.new_snapshot_loader = snapshot_loader
     watcher = Watcher(
         refresher,
         settings.data_dir,
@@ -91,6 +96,7 @@ async def data_ctx(app: web.Application) -> AsyncIterator[None]:
     tasks = [
         asyncio.create_task(watcher.run(stop), name="crawldash-watcher"),
         asyncio.create_task(_backfill(refresher), name="crawldash-backfill"),
+        asyncio.create_task(_start_loader(refresher), name="crawldash-loader-start"),
     ]
     yield
     stop.set()
@@ -100,6 +106,21 @@ async def data_ctx(app: web.Application) -> AsyncIterator[None]:
         with contextlib.suppress(asyncio.CancelledError):
             await task
     await refresher.flush()
+    if refresher.snapshot_loader is not None:
+        await asyncio.to_thread(refresher.snapshot_loader.shutdown, wait=True, cancel_futures=True)
+
+
+def snapshot_loader() -> ProcessPoolExecutor:
+    """One process that loads new snapshots, so that their decoding never holds this
+    process's GIL while it answers requests. Spawned, not forked: this process has threads."""
+    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+
+
+async def _start_loader(refresher: Refresher) -> None:
+    """Start the loader process now, not when the next crawl arrives."""
+    await asyncio.sleep(BACKFILL_DELAY)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(refresher.snapshot_loader, os.getpid)
 
 
 async def _backfill(refresher: Refresher) -> None:

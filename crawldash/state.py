@@ -13,22 +13,34 @@ import msgspec
 
 from .history import History
 from .loader import Snapshot, count_networks
-from .models import ApiSnapshot, CheckBody, CrawlerStatus, NodeRow, StatusBody
+from .models import ApiSnapshot, Base, CrawlerStatus, StatusBody
 from .representation import Representation, compressed, represent
 
 _encoder = msgspec.json.Encoder()
 MAX_CHECK_BODIES = 4096
 
 
+class _CheckAnswer(Base, frozen=True):
+    """Encodes ``models.CheckBody`` (the published shape) with the node already encoded."""
+
+    address: str
+    reachable: bool
+    snapshot_timestamp: int
+    node: msgspec.Raw | None
+
+
 @dataclass(frozen=True)
 class ServedSnapshot:
-    """The latest snapshot, its response in every encoding, and its nodes by address."""
+    """The latest snapshot, its response in every encoding, and its nodes by address.
+
+    Everything is bytes or numbers: it is built in the loader process and pickled across
+    cheaply (no per-node objects to rebuild on the serving side)."""
 
     timestamp: int
     total_nodes: int
     latest_height: int
     representations: dict[str, Representation]  # by content coding: identity, gzip, br
-    nodes: dict[str, NodeRow]
+    nodes: dict[str, bytes]  # each node's JSON as /api/check shows it, by canonical address
     networks: tuple[int, ...]  # node counts by network, in NETWORKS order
     # /api/check answers already encoded, by address: monitors ask about the same peers.
     _check_bodies: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
@@ -40,17 +52,16 @@ class ServedSnapshot:
         api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
         encodings = compressed(represent(_encoder.encode(api), modified))
         networks = count_networks(snapshot.nodes)
-        return cls(
-            snapshot.timestamp, total, snapshot.latest_height, encodings, snapshot.nodes, networks
-        )
+        nodes = {address: _encoder.encode(row.named()) for address, row in snapshot.nodes.items()}
+        return cls(snapshot.timestamp, total, snapshot.latest_height, encodings, nodes, networks)
 
     def check_body(self, address: str) -> bytes:
         """The ``/api/check`` answer for a canonical address."""
         body = self._check_bodies.get(address)
         if body is None:
-            row = self.nodes.get(address)
-            node = row.named() if row is not None else None
-            body = _encoder.encode(CheckBody(address, row is not None, self.timestamp, node))
+            node = self.nodes.get(address)
+            raw = None if node is None else msgspec.Raw(node)
+            body = _encoder.encode(_CheckAnswer(address, node is not None, self.timestamp, raw))
             if len(self._check_bodies) >= MAX_CHECK_BODIES:
                 self._check_bodies.clear()
             self._check_bodies[address] = body

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import pickle
 import time
 from pathlib import Path
 
+import msgspec
+
+from crawldash.loader import LoadError, decode_snapshot
 from crawldash.main import create_app
+from crawldash.models import CheckBody
 from crawldash.settings import Settings
+from crawldash.state import ServedSnapshot
 
 from .conftest import Client, eventually
 from .factories import I2P, ONION, api_body, export_body, row, rows, write_snapshot, write_status
@@ -214,3 +220,23 @@ async def test_head_has_get_headers_and_no_body(aiohttp_client, settings, data_d
     assert head.headers["Content-Type"] == get.headers["Content-Type"]
     assert head.headers["Content-Length"] == get.headers["Content-Length"]
     assert await head.read() == b""
+
+
+def test_check_answers_have_the_published_shape_and_cross_processes():
+    """The check answer is spliced from pre-encoded nodes: it must equal encoding the
+    published CheckBody, also after the snapshot is pickled back from the loader process."""
+    snapshot = decode_snapshot(
+        export_body([*rows(3), row("2001:db8::7"), row(ONION, tor=True)]), TS
+    )
+    served = pickle.loads(pickle.dumps(ServedSnapshot.prepare(snapshot, TS)))
+    for address, node in snapshot.nodes.items():
+        expected = msgspec.json.encode(CheckBody(address, True, TS, node.named()))
+        assert served.check_body(address) == expected
+        assert served.check_body(address) == expected  # the cached answer, too
+    missing = "203.0.113.254:8333"
+    assert served.check_body(missing) == msgspec.json.encode(CheckBody(missing, False, TS, None))
+
+
+def test_load_errors_cross_processes_intact():
+    error = pickle.loads(pickle.dumps(LoadError("not_json", "not JSON: expected an array")))
+    assert (error.kind, str(error)) == ("not_json", "not JSON: expected an array")

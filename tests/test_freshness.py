@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -190,3 +192,24 @@ async def test_other_files_are_ignored(aiohttp_client, settings, data_dir):
     assert await served_timestamp(client) == TS
     history = await (await client.get("/api/history")).json()
     assert [p["timestamp"] for p in history] == [TS]
+
+
+async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_dies(
+    aiohttp_client, settings, data_dir, caplog
+):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    client = await aiohttp_client(create_app(settings))
+    refresher = client.app[REFRESHER]
+    loop = asyncio.get_running_loop()
+    loader_pid = await loop.run_in_executor(refresher.snapshot_loader, os.getpid)
+    assert loader_pid != os.getpid()
+    os.kill(loader_pid, signal.SIGKILL)
+    write_snapshot(data_dir, TS + 600, export_body(rows(7)))
+    await refresher.refresh()
+    assert await served_timestamp(client) == TS + 600
+    assert any("snapshot loader process died" in r.getMessage() for r in caplog.records)
+    new_pid = await loop.run_in_executor(refresher.snapshot_loader, os.getpid)
+    assert new_pid not in (loader_pid, os.getpid())
+    write_snapshot(data_dir, TS + 1200, export_body(rows(9)))
+    await refresher.refresh()
+    assert await served_nodes(client) == 9
