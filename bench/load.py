@@ -103,7 +103,10 @@ def latency(out: str, percentile: str) -> float:
 
 
 def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """Resident memory of a process and all its children (crawldash's loader process)."""
+    total = 0
+    for each in children(pid):
+        for line in Path(f"/proc/{each}/status").read_text().splitlines():
+            if line.startswith("VmRSS"):
+                total += int(line.split()[1])
+    return total / 1024

@@ -110,10 +110,18 @@ async def data_ctx(app: web.Application) -> AsyncIterator[None]:
         await asyncio.to_thread(refresher.snapshot_loader.shutdown, wait=True, cancel_futures=True)
 
 
+LOADER_NICENESS = 10  # on a busy core the loader yields: answering comes first
+
+
 def snapshot_loader() -> ProcessPoolExecutor:
     """One process that loads new snapshots, so that their decoding never holds this
     process's GIL while it answers requests. Spawned, not forked: this process has threads."""
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=os.nice,
+        initargs=(LOADER_NICENESS,),
+    )
 
 
 async def _start_loader(refresher: Refresher) -> None:

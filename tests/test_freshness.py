@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crawldash.main import create_app
+from crawldash.main import LOADER_NICENESS, create_app
 from crawldash.settings import Settings
 from crawldash.typedefs import REFRESHER
 
@@ -213,3 +213,11 @@ async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_die
     write_snapshot(data_dir, TS + 1200, export_body(rows(9)))
     await refresher.refresh()
     assert await served_nodes(client) == 9
+
+
+async def test_the_loader_process_yields_to_the_server(aiohttp_client, settings, data_dir):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    client = await aiohttp_client(create_app(settings))
+    loader = client.app[REFRESHER].snapshot_loader
+    niceness = await asyncio.get_running_loop().run_in_executor(loader, os.nice, 0)
+    assert niceness == os.nice(0) + LOADER_NICENESS
