@@ -24,16 +24,17 @@ from .state import ServedSnapshot
 
 @dataclass(frozen=True)
 class Listing:
-    """The data folder at one moment: snapshot files by timestamp, and status.json."""
+    """The data folder at one moment: snapshot files by timestamp, and status.json, with
+    what the refresher asks of them worked out here, off the event loop."""
 
     snapshots: dict[int, tuple[str, FileVersion]]
     status: FileVersion | None
+    newest_first: list[int]  # snapshot timestamps, newest first
+    names: frozenset[str]  # every file name listed
+    changed: frozenset[int]  # timestamps new or rewritten since the previous listing
 
-    def newest_first(self) -> list[int]:
-        return sorted(self.snapshots, reverse=True)
 
-
-def list_data_dir(data_dir: Path) -> Listing:
+def list_data_dir(data_dir: Path, previous: Listing | None = None) -> Listing:
     snapshots: dict[int, tuple[str, FileVersion]] = {}
     status = None
     with os.scandir(data_dir) as entries:
@@ -50,7 +51,14 @@ def list_data_dir(data_dir: Path) -> Listing:
                 status = version
             else:
                 snapshots[timestamp] = (entry.name, version)
-    return Listing(snapshots, status)
+    before = previous.snapshots if previous is not None else {}
+    return Listing(
+        snapshots,
+        status,
+        newest_first=sorted(snapshots, reverse=True),
+        names=frozenset(name for name, _ in snapshots.values()) | {STATUS_NAME},
+        changed=frozenset(t for t, seen in snapshots.items() if before.get(t) != seen),
+    )
 
 
 def read_status(path: Path, max_size: int) -> CrawlerStatus:

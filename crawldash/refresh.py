@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import BrokenExecutor, Executor
 from pathlib import Path
 from typing import TypeVar
@@ -53,6 +53,10 @@ class Refresher:
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
         self.snapshot_loader: Executor | None = None  # None: the default thread pool
         self.new_snapshot_loader: Callable[[], Executor] | None = None  # replaces a dead one
+        self._listing: Listing | None = None
+        # Crawls that may still need counting: a refresh looks at these and at files that
+        # changed, not at every file in the folder.
+        self._uncounted: set[int] = set()
 
     def restore_history(self) -> None:
         for entry in self.store.load():
@@ -62,19 +66,21 @@ class Refresher:
         """Pick up changes: status, the newest usable snapshot, and up to a few new crawls."""
         async with self._lock:
             started = time.perf_counter()
-            listing = await asyncio.to_thread(list_data_dir, self.data_dir)
-            present = {name for name, _ in listing.snapshots.values()} | {STATUS_NAME}
-            self.rejected.begin_refresh(present)
+            listing = await asyncio.to_thread(list_data_dir, self.data_dir, self._listing)
+            self._listing = listing
+            self.rejected.begin_refresh(listing.names)
             await self._refresh_status(listing.status)
             await self._refresh_snapshot(listing)
-            await self._count(listing, self._pending(listing)[:count_budget])
+            pending = self._pending(listing, self._uncounted | listing.changed)
+            self._uncounted = set(pending)
+            await self._count(listing, pending[:count_budget])
             for observe in self.observers:
                 observe(time.perf_counter() - started)
 
     async def backfill(self) -> None:
         """Count every crawl the history lacks, newest first, alongside the watcher's refreshes."""
         listing = await asyncio.to_thread(list_data_dir, self.data_dir)
-        pending = self._pending(listing)
+        pending = self._pending(listing, listing.snapshots.keys())
         for start in range(0, len(pending), BACKFILL_BATCH):
             await self._count(listing, pending[start : start + BACKFILL_BATCH])
         self.state.history_complete = True
@@ -98,7 +104,7 @@ class Refresher:
     async def _refresh_snapshot(self, listing: Listing) -> None:
         served_ts, served_version = self._served or (-1, None)
         tries = 0
-        for timestamp in listing.newest_first():
+        for timestamp in listing.newest_first:
             name, version = listing.snapshots[timestamp]
             if timestamp < served_ts or (timestamp == served_ts and version == served_version):
                 return
@@ -142,19 +148,24 @@ class Refresher:
         if changed:
             self._schedule_save()
 
-    def _pending(self, listing: Listing) -> list[int]:
-        """Timestamps whose count the history lacks or holds for an older version, newest first."""
+    def _pending(self, listing: Listing, among: Iterable[int]) -> list[int]:
+        """Those of ``among`` whose count the history lacks or holds for an older version,
+        among the crawls it has room for, newest first."""
         history = self.state.history
-        newest = listing.newest_first()[: history.capacity]
+        newest = listing.newest_first
+        oldest_kept = newest[history.capacity - 1] if len(newest) > history.capacity else -1
         pending = []
-        for timestamp in newest:
-            name, version = listing.snapshots[timestamp]
+        for timestamp in among:
+            found = listing.snapshots.get(timestamp)
+            if found is None or timestamp < oldest_kept:
+                continue
+            name, version = found
             entry = history.get(timestamp)
             if entry is not None and entry.counted_from(version):
                 continue
             if not self.rejected.known(name, version):
                 pending.append(timestamp)
-        return pending
+        return sorted(pending, reverse=True)
 
     async def _load(
         self,

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import msgspec
 
+from crawldash.folder import list_data_dir
 from crawldash.history import History, HistoryEntry, HistoryStore
 from crawldash.main import create_app
 from crawldash.settings import Settings
+from crawldash.typedefs import REFRESHER, STATE
 
 from .factories import export_body, rows, write_snapshot
 
@@ -105,3 +107,34 @@ async def test_rewritten_file_is_counted_again_at_start(aiohttp_client, settings
     client = await aiohttp_client(create_app(settings))
     history = await (await client.get("/api/history")).json()
     assert [p["reachable"] for p in history] == [8, 4]
+
+
+def test_a_listing_names_only_the_crawls_that_changed(data_dir: Path):
+    for i in range(3):
+        write_snapshot(data_dir, 1_700_000_000 + 600 * i, export_body(rows(2)))
+    first = list_data_dir(data_dir)
+    assert first.changed == set(first.snapshots)
+    assert list_data_dir(data_dir, first).changed == set()
+    write_snapshot(data_dir, 1_700_000_000, export_body(rows(5)))  # rewritten
+    write_snapshot(data_dir, 1_700_003_000, export_body(rows(1)))  # new
+    assert list_data_dir(data_dir, first).changed == {1_700_000_000, 1_700_003_000}
+
+
+async def test_refreshes_count_new_and_rewritten_older_crawls(
+    aiohttp_client, settings, data_dir, monkeypatch
+):
+    monkeypatch.setattr("crawldash.main.BACKFILL_DELAY", 60)  # only refreshes count here
+    newest = 1_700_006_000
+    write_snapshot(data_dir, newest, export_body(rows(9)))
+    client = await aiohttp_client(create_app(settings))
+    refresher = client.app[REFRESHER]
+    for i in range(3):  # older crawls appear after start-up, more than one refresh counts
+        write_snapshot(data_dir, newest - 600 * (i + 1), export_body(rows(i + 1)))
+    for expected in (2, 3, 4):
+        await refresher.refresh(count_budget=1)
+        assert len(client.app[STATE].history) == expected
+    await refresher.refresh()
+    write_snapshot(data_dir, newest - 1800, export_body(rows(7)))  # an older crawl rewritten
+    await refresher.refresh()
+    points = await (await client.get("/api/history")).json()
+    assert [p["reachable"] for p in points] == [7, 2, 1, 9]
