@@ -6,6 +6,7 @@ Everything here blocks (file I/O, decoding); the refresher runs it in a worker t
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,37 @@ class Listing:
     changed: frozenset[int]  # timestamps new or rewritten since the previous listing
 
 
-def list_data_dir(data_dir: Path, previous: Listing | None = None) -> Listing:
+def list_data_dir(
+    data_dir: Path, previous: Listing | None = None, only: Collection[str] | None = None
+) -> Listing:
+    """The folder's crawler files. With ``previous`` and ``only`` (names that changed, as
+    the watcher saw them), only those names are looked at again, not the whole folder."""
+    if previous is None or only is None:
+        snapshots, status = _scan(data_dir)
+    else:
+        snapshots, status = dict(previous.snapshots), previous.status
+        for name in only:
+            timestamp = snapshot_timestamp(name)
+            if timestamp is None and name != STATUS_NAME:
+                continue
+            version = _version(data_dir / name)
+            if timestamp is None:
+                status = version
+            elif version is None:
+                snapshots.pop(timestamp, None)
+            else:
+                snapshots[timestamp] = (name, version)
+    before = previous.snapshots if previous is not None else {}
+    return Listing(
+        snapshots,
+        status,
+        newest_first=sorted(snapshots, reverse=True),
+        names=frozenset(name for name, _ in snapshots.values()) | {STATUS_NAME},
+        changed=frozenset(t for t, seen in snapshots.items() if before.get(t) != seen),
+    )
+
+
+def _scan(data_dir: Path) -> tuple[dict[int, tuple[str, FileVersion]], FileVersion | None]:
     snapshots: dict[int, tuple[str, FileVersion]] = {}
     status = None
     with os.scandir(data_dir) as entries:
@@ -51,14 +82,15 @@ def list_data_dir(data_dir: Path, previous: Listing | None = None) -> Listing:
                 status = version
             else:
                 snapshots[timestamp] = (entry.name, version)
-    before = previous.snapshots if previous is not None else {}
-    return Listing(
-        snapshots,
-        status,
-        newest_first=sorted(snapshots, reverse=True),
-        names=frozenset(name for name, _ in snapshots.values()) | {STATUS_NAME},
-        changed=frozenset(t for t, seen in snapshots.items() if before.get(t) != seen),
-    )
+    return snapshots, status
+
+
+def _version(path: Path) -> FileVersion | None:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    return FileVersion(info.st_size, info.st_mtime_ns)
 
 
 def read_status(path: Path, max_size: int) -> CrawlerStatus:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import BrokenExecutor, Executor
 from pathlib import Path
 from typing import TypeVar
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 SNAPSHOT_TRIES = 3  # older candidates tried when the newest files are unusable
 BACKFILL_BATCH = 32
+FULL_LISTING_SECONDS = 300.0
 
 
 class Refresher:
@@ -54,6 +55,7 @@ class Refresher:
         self.snapshot_loader: Executor | None = None  # None: the default thread pool
         self.new_snapshot_loader: Callable[[], Executor] | None = None  # replaces a dead one
         self._listing: Listing | None = None
+        self._listed_at = -FULL_LISTING_SECONDS  # when the folder was last listed whole
         # Crawls that may still need counting: a refresh looks at these and at files that
         # changed, not at every file in the folder.
         self._uncounted: set[int] = set()
@@ -62,11 +64,17 @@ class Refresher:
         for entry in self.store.load():
             self.state.history.record(entry)
 
-    async def refresh(self, count_budget: int = 16) -> None:
-        """Pick up changes: status, the newest usable snapshot, and up to a few new crawls."""
+    async def refresh(self, count_budget: int = 16, changed: Collection[str] | None = None) -> None:
+        """Pick up changes: status, the newest usable snapshot, and up to a few new crawls.
+        ``changed``: the file names that changed, if known; the folder is listed whole at
+        least every FULL_LISTING_SECONDS anyway, in case a change went unseen."""
         async with self._lock:
             started = time.perf_counter()
-            listing = await asyncio.to_thread(list_data_dir, self.data_dir, self._listing)
+            if time.monotonic() - self._listed_at > FULL_LISTING_SECONDS:
+                changed = None
+            if changed is None:
+                self._listed_at = time.monotonic()
+            listing = await asyncio.to_thread(list_data_dir, self.data_dir, self._listing, changed)
             self._listing = listing
             self.rejected.begin_refresh(listing.names)
             await self._refresh_status(listing.status)

@@ -98,8 +98,10 @@ class Watcher:
         self.alive, self.watching = True, False
         await self.refresher.refresh()
         async for batch in changes:  # the first answer means watching has begun
-            if batch or self.refresher.rejected.unsettled or not self.watching:
-                await self.refresher.refresh()  # on the first, catch what came before
+            if not self.watching:  # list the whole folder: catch what came before
+                await self.refresher.refresh()
+            elif batch or self.refresher.rejected.unsettled:
+                await self.refresher.refresh(changed={Path(path).name for _, path in batch})
             self.watching = True
 
 

@@ -10,7 +10,9 @@ import msgspec
 from crawldash.folder import list_data_dir
 from crawldash.history import History, HistoryEntry, HistoryStore
 from crawldash.main import create_app
+from crawldash.refresh import Refresher
 from crawldash.settings import Settings
+from crawldash.state import State
 from crawldash.typedefs import REFRESHER, STATE
 
 from .factories import export_body, rows, write_snapshot
@@ -130,11 +132,41 @@ async def test_refreshes_count_new_and_rewritten_older_crawls(
     refresher = client.app[REFRESHER]
     for i in range(3):  # older crawls appear after start-up, more than one refresh counts
         write_snapshot(data_dir, newest - 600 * (i + 1), export_body(rows(i + 1)))
-    for expected in (2, 3, 4):
+    for _ in range(3):  # one crawl counted per refresh, at the least
         await refresher.refresh(count_budget=1)
-        assert len(client.app[STATE].history) == expected
-    await refresher.refresh()
+    assert len(client.app[STATE].history) == 4
     write_snapshot(data_dir, newest - 1800, export_body(rows(7)))  # an older crawl rewritten
     await refresher.refresh()
     points = await (await client.get("/api/history")).json()
     assert [p["reachable"] for p in points] == [7, 2, 1, 9]
+
+
+def test_a_listing_can_look_again_at_named_files_only(data_dir: Path):
+    for i in range(3):
+        write_snapshot(data_dir, 1_700_000_000 + 600 * i, export_body(rows(2)))
+    first = list_data_dir(data_dir)
+    write_snapshot(data_dir, 1_700_000_000, export_body(rows(5)))  # rewritten, not named
+    write_snapshot(data_dir, 1_700_003_000, export_body(rows(1)))  # new, named
+    (data_dir / "1700000600.json").unlink()  # deleted, named
+    names = ["1700003000.json", "1700000600.json", "notes.txt"]
+    second = list_data_dir(data_dir, first, only=names)
+    assert second.changed == {1_700_003_000}
+    assert second.newest_first == [1_700_003_000, 1_700_001_200, 1_700_000_000]
+    assert second.snapshots[1_700_000_000] == first.snapshots[1_700_000_000]
+    assert list_data_dir(data_dir, second).changed == {1_700_000_000}  # a whole listing
+
+
+async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, monkeypatch):
+    write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
+    state = State(history_size=10)
+    store = HistoryStore(tmp_path / "history.json")
+    refresher = Refresher(state, store, data_dir=data_dir, max_file_size=10**7)
+    await refresher.refresh()
+    write_snapshot(data_dir, 1_700_000_600, export_body(rows(4)))
+    await refresher.refresh(changed={"status.json"})  # the new crawl went unseen
+    assert state.snapshot is not None
+    assert state.snapshot.timestamp == 1_700_000_000
+    monkeypatch.setattr("crawldash.refresh.FULL_LISTING_SECONDS", 0.0)
+    await refresher.refresh(changed={"status.json"})
+    assert state.snapshot.timestamp == 1_700_000_600
+    await refresher.flush()
