@@ -36,6 +36,7 @@ MAX_LINE_SIZE = 8190  # the request line, URL included
 MAX_FIELD_SIZE = 8190  # one header
 MAX_HEADERS = 64
 BACKFILL_DELAY = 0.5  # seconds after start-up before older crawls are counted
+STARTUP_COUNT_BYTES = 1_000_000  # of older crawl files counted before the server listens
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -80,7 +81,8 @@ async def data_ctx(app: web.Application) -> AsyncIterator[None]:
     refresher.observers.append(app[METRICS].refresh.observe)
     await asyncio.to_thread(refresher.restore_history)
     try:
-        await refresher.refresh()  # in a thread: nothing is served yet, so nothing contends
+        # Older crawls are counted after the server listens, but for a few small ones.
+        await refresher.refresh(count_bytes=STARTUP_COUNT_BYTES)
     except OSError as exc:
         log.error("cannot read the data folder %s: %s", settings.data_dir, exc)
     refresher.snapshot_loader = snapshot_loader()

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import BrokenExecutor, Executor
+from itertools import accumulate
 from pathlib import Path
 from typing import TypeVar
 
@@ -64,8 +65,14 @@ class Refresher:
         for entry in self.store.load():
             self.state.history.record(entry)
 
-    async def refresh(self, count_budget: int = 16, changed: Collection[str] | None = None) -> None:
-        """Pick up changes: status, the newest usable snapshot, and up to a few new crawls.
+    async def refresh(
+        self,
+        count_budget: int = 16,
+        changed: Collection[str] | None = None,
+        count_bytes: int | None = None,
+    ) -> None:
+        """Pick up changes: status, the newest usable snapshot, and up to ``count_budget``
+        new crawls (and, if given, only as many as fit in ``count_bytes`` of files).
         ``changed``: the file names that changed, if known; the folder is listed whole at
         least every FULL_LISTING_SECONDS anyway, in case a change went unseen."""
         async with self._lock:
@@ -81,7 +88,13 @@ class Refresher:
             await self._refresh_snapshot(listing)
             pending = self._pending(listing, self._uncounted | listing.changed)
             self._uncounted = set(pending)
-            await self._count(listing, pending[:count_budget])
+            counted = pending[:count_budget]
+            if count_bytes is not None:
+                sizes = accumulate(listing.snapshots[t][1].size for t in counted)
+                counted = [
+                    t for t, total in zip(counted, sizes, strict=True) if total <= count_bytes
+                ]
+            await self._count(listing, counted)
             for observe in self.observers:
                 observe(time.perf_counter() - started)
 

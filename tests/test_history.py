@@ -170,3 +170,23 @@ async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, 
     await refresher.refresh(changed={"status.json"})
     assert state.snapshot.timestamp == 1_700_000_600
     await refresher.flush()
+
+
+async def test_a_refresh_can_count_only_as_many_bytes_of_crawls_as_allowed(tmp_path, data_dir):
+    """At start-up only a few small older crawls are counted before the server listens."""
+    for i in range(4):
+        write_snapshot(data_dir, 1_700_000_000 + 600 * i, export_body(rows(20)))
+    size = (data_dir / "1700000000.json").stat().st_size
+    state = State(history_size=10)
+    refresher = Refresher(
+        state, HistoryStore(tmp_path / "history.json"), data_dir=data_dir, max_file_size=10**7
+    )
+    await refresher.refresh(count_bytes=2 * size)
+    assert [e.timestamp for e in state.history.entries()] == [
+        1_700_000_600,
+        1_700_001_200,
+        1_700_001_800,
+    ]  # the newest, served, then the two newest older crawls that fit
+    await refresher.refresh()
+    assert len(state.history) == 4
+    await refresher.flush()
