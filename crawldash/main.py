@@ -117,10 +117,13 @@ LOADER_NICENESS = 10  # on a busy core the loader yields: answering comes first
 
 def snapshot_loader() -> ProcessPoolExecutor:
     """One process that loads new snapshots, so that their decoding never holds this
-    process's GIL while it answers requests. Spawned, not forked: this process has threads."""
+    process's GIL while it answers requests. Spawned, not forked: this process has threads.
+    Each load gets a fresh process (the next one is started as soon as one ends), so the
+    memory a load needed is given back to the system at once."""
     return ProcessPoolExecutor(
         max_workers=1,
         mp_context=multiprocessing.get_context("spawn"),
+        max_tasks_per_child=1,
         initializer=os.nice,
         initargs=(LOADER_NICENESS,),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import os
 import signal
 import time
@@ -201,15 +202,22 @@ async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_die
     client = await aiohttp_client(create_app(settings))
     refresher = client.app[REFRESHER]
     loop = asyncio.get_running_loop()
-    loader_pid = await loop.run_in_executor(refresher.snapshot_loader, os.getpid)
-    assert loader_pid != os.getpid()
-    os.kill(loader_pid, signal.SIGKILL)
+    used = await loop.run_in_executor(refresher.snapshot_loader, os.getpid)
+    assert used != os.getpid()
+
+    async def next_loader_started() -> bool:  # each process does one load, then is replaced
+        return any(p.pid != used for p in multiprocessing.active_children())
+
+    await eventually(next_loader_started)
+    victims = [p.pid for p in multiprocessing.active_children() if p.pid != used]
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
     write_snapshot(data_dir, TS + 600, export_body(rows(7)))
     await refresher.refresh()
     assert await served_timestamp(client) == TS + 600
     assert any("snapshot loader process died" in r.getMessage() for r in caplog.records)
     new_pid = await loop.run_in_executor(refresher.snapshot_loader, os.getpid)
-    assert new_pid not in (loader_pid, os.getpid())
+    assert new_pid not in (*victims, used, os.getpid())
     write_snapshot(data_dir, TS + 1200, export_body(rows(9)))
     await refresher.refresh()
     assert await served_nodes(client) == 9
@@ -221,3 +229,7 @@ async def test_the_loader_process_yields_to_the_server(aiohttp_client, settings,
     loader = client.app[REFRESHER].snapshot_loader
     niceness = await asyncio.get_running_loop().run_in_executor(loader, os.nice, 0)
     assert niceness == os.nice(0) + LOADER_NICENESS
+    first, second = [
+        await asyncio.get_running_loop().run_in_executor(loader, os.getpid) for _ in "12"
+    ]
+    assert first != second  # a fresh process for every load: its memory is given back
