@@ -32,10 +32,15 @@ def free_port() -> int:
 
 
 def cpu_seconds(pids: list[int]) -> float:
+    """CPU time of the processes, with that of their children that have ended (crawldash
+    starts a loader process per snapshot load); processes gone meanwhile are skipped."""
     total = 0
     for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime + stime
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        total += sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
     return total / TICKS
 
 
@@ -45,12 +50,22 @@ def steal_and_total() -> tuple[int, int]:
 
 
 def children(pid: int) -> list[int]:
+    """The process and its descendants alive now."""
     found = [pid]
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        kids = (task / "children").read_text().split()
-        for kid in kids:
-            found.extend(children(int(kid)))
+    try:
+        kids = [k for task in Path(f"/proc/{pid}/task").iterdir() for k in _kids(task)]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+    for kid in kids:
+        found.extend(children(int(kid)))
     return found
+
+
+def _kids(task: Path) -> list[str]:
+    try:
+        return (task / "children").read_text().split()
+    except (FileNotFoundError, ProcessLookupError):
+        return []
 
 
 def wait_ready(url: str, within: float = 60) -> float:
@@ -106,7 +121,11 @@ def rss_mib(pid: int) -> float:
     """Resident memory of a process and all its children (crawldash's loader process)."""
     total = 0
     for each in children(pid):
-        for line in Path(f"/proc/{each}/status").read_text().splitlines():
-            if line.startswith("VmRSS"):
-                total += int(line.split()[1])
+        try:
+            status = Path(f"/proc/{each}/status").read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        total += sum(
+            int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS")
+        )
     return total / 1024

@@ -209,7 +209,8 @@ async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_die
         return any(p.pid != used for p in multiprocessing.active_children())
 
     await eventually(next_loader_started)
-    victims = [p.pid for p in multiprocessing.active_children() if p.pid != used]
+    pids = [p.pid for p in multiprocessing.active_children()]
+    victims = [pid for pid in pids if pid is not None and pid != used]
     for pid in victims:
         os.kill(pid, signal.SIGKILL)
     write_snapshot(data_dir, TS + 600, export_body(rows(7)))
