@@ -82,7 +82,6 @@ class Metrics:
     def __init__(self, app: web.Application, requests: RequestStats) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.registry.register(DataCollector(app))
-        self.requests = requests
         self.registry.register(requests)
         self.refresh = Histogram(
             "crawldash_refresh_duration_seconds",
