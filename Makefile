@@ -23,10 +23,11 @@ install: $(STAMP)  ## create .venv and install crawldash with its development to
 test: $(STAMP)  ## run the test suite
 	$(BIN)/python -m pytest
 
-lint: $(STAMP)  ## ruff (lint and format check) and mypy --strict
+lint: $(STAMP)  ## ruff (lint and format check), mypy --strict and the import contracts
 	$(BIN)/ruff check crawldash tests examples bench
 	$(BIN)/ruff format --check crawldash tests examples bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 format: $(STAMP)  ## apply ruff's fixes and formatting
 	$(BIN)/ruff check --fix crawldash tests examples bench

@@ -8,7 +8,7 @@ import shutil
 import time
 from pathlib import Path
 
-from crawldash.demo_data import generate_crawls, status_json
+from crawldash.tools.demo_data import generate_crawls, status_json
 
 INTERVAL = 600
 HISTORY_FILES = 8640

@@ -26,7 +26,7 @@ import aiohttp
 
 from bench import data
 from bench.load import Sample, children, free_port, rss_mib, wait_ready, wrk
-from crawldash.demo_data import generate_crawls
+from crawldash.tools.demo_data import generate_crawls
 
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 RUNS = 1 if QUICK else int(os.environ.get("BENCH_RUNS", "3"))
@@ -402,7 +402,7 @@ def write_markdown() -> None:
         f"- machine: {os.cpu_count()} cores, {cpu}, Linux {platform.release()}",
         f"- Python {platform.python_version()}, aiohttp {aiohttp.__version__}",
         f"- command: `make bench` (BENCH_RUNS={RUNS}, BENCH_SECONDS={SECONDS})",
-        "- data: the newest crawl has 15,000 nodes (`crawldash.demo_data`); the 8,639 older "
+        "- data: the newest crawl has 15,000 nodes (`crawldash.tools.demo_data`); the 8,639 older "
         f"history files are {data.SMALL_NODES}-node crawls (8,640 full crawls would be ~22 GB); "
         "a separate folder holds one 100,000-node crawl",
         "- load: `wrk -t1 -c32 --latency` pinned to core 0 (the naive server: 2 connections, "

@@ -1,45 +1,49 @@
-"""Every route of the application."""
+"""Every route of the application, and the answers for paths and methods it does not have."""
+
+from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from . import views
-from .events import events
-from .health import healthz, readyz
-from .metrics import metrics_view
-from .page import index, static
-from .typedefs import OPENAPI, SETTINGS, STATE
+from .ops.health import Health
+from .ops.metrics import Metrics
+from .web.api import Api
+from .web.cors import Cors
+from .web.dashboard import Dashboard
+from .web.errors import not_allowed, not_found
+from .web.events import Broadcaster
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def route_table(app: web.Application) -> dict[str, Handler]:
-    api = views.Api(app[STATE], app[OPENAPI], app[SETTINGS].cache_max_age)
+def route_table(
+    api: Api, events: Broadcaster, dashboard: Dashboard, health: Health, metrics: Metrics
+) -> dict[str, Handler]:
+    """Path -> the bound handler that answers GET and HEAD there."""
     return {
         "/api/snapshot": api.snapshot,
         "/api/status": api.status,
         "/api/history": api.history,
         "/api/check": api.check,
         "/api/openapi.json": api.openapi,
-        "/api/events": events,
-        "/": index,
-        "/static/{name:.+}": static,
-        "/metrics": metrics_view,
-        "/healthz": healthz,
-        "/readyz": readyz,
+        "/api/events": events.stream,
+        "/": dashboard.index,
+        "/static/{name:.+}": dashboard.static,
+        "/metrics": metrics.handle,
+        "/healthz": health.healthz,
+        "/readyz": health.readyz,
     }
 
 
-def setup_routes(app: web.Application) -> list[str]:
-    """Add every route; returns their paths."""
-    table = route_table(app)
+def add_routes(app: web.Application, table: dict[str, Handler], cors: Cors | None) -> list[str]:
+    """Add every route, and the catch-alls for other methods and paths; returns the paths."""
     for path, handler in table.items():
         resource = app.router.add_resource(path)
         resource.add_route("GET", handler)
         resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
-        if app[SETTINGS].cors_origins:
-            resource.add_route("OPTIONS", views.preflight)
-        resource.add_route("*", views.not_allowed)
-    app.router.add_route("*", "/{tail:.*}", views.not_found)
+        if cors is not None:
+            resource.add_route("OPTIONS", cors.preflight)
+        resource.add_route("*", not_allowed)
+    app.router.add_route("*", "/{tail:.*}", not_found)
     return list(table)

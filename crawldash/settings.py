@@ -1,10 +1,15 @@
-"""The settings a running crawldash is built from."""
+"""The one settings table: every option of every command is declared here once, with its
+type, default, environment variable and help text. The command line (``cli.py``), the
+defaults of the settings objects and the README's option tables are all made from it.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from .options import byte_size, log_level, on_off, option, origins, seconds, whole_number
 
 
 def default_state_dir() -> Path:
@@ -15,25 +20,122 @@ def default_state_dir() -> Path:
 
 @dataclass(frozen=True)
 class Settings:
-    data_dir: Path = Path("data")
-    host: str = "127.0.0.1"
-    port: int = 8080
-    history_size: int = 8640
-    state_dir: Path | None = None  # None: default_state_dir()
-    stale_after: int | None = None  # None: three times the median crawl interval, >= 1800
-    stuck_after: int = 3600
-    max_file_size: int = 256 * 1024 * 1024
-    log_level: str = "info"
-    cache_max_age: int | None = None  # None: until the next crawl is expected
-    cors_origins: tuple[str, ...] = ()
-    keepalive_timeout: float = 15.0
-    access_log: bool = True
-    max_subscribers: int = 100
-    workers: int = 1
-    heartbeat: float = 15.0
-    debounce_ms: int = 300
+    """What a running crawldash is built from: ``serve``'s options (``demo`` takes them
+    all but the two folders) and a few knobs for tests that have no option."""
+
+    data_dir: Path = option(Path("data"), "the crawler's output folder", Path, shown="./data")
+    state_dir: Path | None = option(
+        None,
+        "where the history index lives",
+        Path,
+        shown="`$XDG_STATE_HOME/crawldash` (else `~/.local/state/crawldash`)",
+    )
+    host: str = option(
+        "127.0.0.1",
+        "address to bind; crawldash has no authentication, so a non-loopback one logs a warning",
+    )
+    port: int = option(8080, "port to listen on", whole_number(1, 65535))
+    history_size: int = option(8640, "crawls kept in the history", whole_number(1, 10_000_000))
+    stale_after: int | None = option(
+        None,
+        "seconds after which the snapshot is stale",
+        whole_number(1, 10**9),
+        shown="three times the median crawl interval, at least 1800",
+    )
+    stuck_after: int = option(
+        3600,
+        "seconds of one non-running state, or of no status update, after which the crawler "
+        "is stuck",
+        whole_number(1, 10**9),
+    )
+    max_file_size: int = option(
+        256 * 1024**2,
+        "larger crawler files are rejected (bytes, or with K, M, G)",
+        byte_size,
+        shown="`256M`",
+    )
+    cache_max_age: int | None = option(
+        None,
+        "`max-age` of snapshot and history",
+        whole_number(0, 10**9),
+        shown="until the next crawl",
+    )
+    cors_origins: tuple[str, ...] = option(
+        (),
+        "origins allowed to read from a browser; repeatable or comma-separated; `*` for any",
+        origins,
+        shown="none",
+        env="CRAWLDASH_CORS_ORIGIN",
+        kind="list",
+        flag="--cors-origin",
+    )
+    keepalive_timeout: int = option(
+        15, "seconds a connection may idle or take to send its request", whole_number(1, 86400)
+    )
+    log_level: str = option("info", "`debug`, `info`, `warning` or `error`", log_level)
+    access_log: bool = option(True, "one line per request", on_off, shown="on", kind="toggle")
+    max_subscribers: int = option(100, "concurrent `/api/events` clients", whole_number(1, 100_000))
+    workers: int = option(
+        1, "server processes sharing the port (see Benchmarks)", whole_number(1, 64)
+    )
+    heartbeat: float = 15.0  # seconds between event-stream heartbeats
+    debounce_ms: int = 300  # the watcher's batching of changes
     force_polling: bool = False
 
     @property
     def resolved_state_dir(self) -> Path:
         return self.state_dir if self.state_dir is not None else default_state_dir()
+
+
+SERVER_ONLY = ("data_dir", "state_dir")  # the serve options that demo does not take
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """``crawldash demo``: what to generate; it then serves with ``Settings``."""
+
+    dir: Path = option(
+        Path("demo-data"),
+        "where to write the demo (`data/` and `state/` inside)",
+        Path,
+        shown="`./demo-data`",
+        env=None,
+    )
+    nodes: int = option(15_000, "nodes in the newest crawl", whole_number(10, 1_000_000), env=None)
+    days: int = option(7, "days of crawls, one every 10 minutes", whole_number(1, 365), env=None)
+    keep_files: int = option(
+        24,
+        "newest crawl files left in `data/`; older crawls live on in the history index, as "
+        "after a crawler prunes its files",
+        whole_number(1, 1_000_000),
+        env=None,
+    )
+    seed: int = option(1, "seed of the generator: the same seed, the same folder", int, env=None)
+    no_serve: bool = option(
+        False, "write the folder and exit", kind="switch", shown="off", env=None
+    )
+
+
+@dataclass(frozen=True)
+class BridgeSettings:
+    """``crawldash bitnodes-status``: bitnodes' crawler status from Redis to status.json."""
+
+    redis: str = option(
+        "redis://localhost:6379/0", "bitnodes' Redis, as a URL", env="CRAWLDASH_REDIS_URL"
+    )
+    out: Path | None = option(
+        None,
+        "the status.json to write, in the data folder",
+        Path,
+        shown="required",
+        env="CRAWLDASH_STATUS_OUT",
+        required=True,
+    )
+    interval: float = option(
+        10.0,
+        "seconds between reads",
+        seconds(0.1, 86400),
+        shown="`10`",
+        env="CRAWLDASH_BRIDGE_INTERVAL",
+    )
+    log_level: str = option("info", "`debug`, `info`, `warning` or `error`", log_level)

@@ -9,9 +9,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from crawldash.main import create_app
+from crawldash.app import WATCHER, create_app
 from crawldash.settings import Settings
-from crawldash.typedefs import WATCHER
 
 Client = TestClient[web.Request, web.Application]
 ClientFactory = Callable[..., Awaitable[Client]]

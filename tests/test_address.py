@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from crawldash.address import AddressError, canonical_address, network_of, parse_address
+from crawldash.crawl.address import AddressError, canonical_address, network_of, parse_address
 
 from .factories import I2P, ONION
 

@@ -7,7 +7,7 @@ import ipaddress
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crawldash.address import AddressError, parse_address
+from crawldash.crawl.address import AddressError, parse_address
 
 BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 ports = st.integers(min_value=1, max_value=65535)

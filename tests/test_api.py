@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import pickle
 import time
 from pathlib import Path
 
 import msgspec
 
-from crawldash.loader import LoadError, decode_snapshot
-from crawldash.main import create_app
+from crawldash.app import create_app
+from crawldash.crawl.decode import decode_snapshot
+from crawldash.crawl.files import LoadError
+from crawldash.live.prepared import PreparedSnapshot
 from crawldash.models import CheckBody
 from crawldash.settings import Settings
-from crawldash.state import ServedSnapshot
 
 from .conftest import Client, eventually
 from .factories import I2P, ONION, api_body, export_body, row, rows, write_snapshot, write_status
@@ -45,6 +47,20 @@ async def test_snapshot_export_form_is_served_in_api_v1_shape(aiohttp_client, se
         "198.51.100.7:8333",
     }
     assert snapshot["nodes"]["203.0.113.5:8333"] == row("203.0.113.5", height=900_001)[2:]
+
+
+async def test_rows_with_unusable_addresses_are_skipped_and_counted_in_the_log(
+    aiohttp_client, settings, data_dir, caplog
+):
+    caplog.set_level(logging.INFO, "crawldash")
+    body = [row("203.0.113.5"), row("node.example.com"), row("198.51.100.7", 0), row("::1")]
+    write_snapshot(data_dir, TS, export_body(body))
+    client = await aiohttp_client(create_app(settings))
+    snapshot = await (await client.get("/api/snapshot")).json()
+    assert list(snapshot["nodes"]) == ["203.0.113.5:8333", "[::1]:8333"]
+    loaded = [r.getMessage() for r in caplog.records if "snapshot loaded" in r.getMessage()]
+    assert loaded, "no snapshot loaded line"
+    assert "nodes=2 skipped_rows=2 " in loaded[0]
 
 
 async def test_snapshot_api_form_and_duplicates_keep_the_later_row(
@@ -228,7 +244,7 @@ def test_check_answers_have_the_published_shape_and_cross_processes():
     snapshot = decode_snapshot(
         export_body([*rows(3), row("2001:db8::7"), row(ONION, tor=True)]), TS
     )
-    served = pickle.loads(pickle.dumps(ServedSnapshot.prepare(snapshot, TS)))
+    served = pickle.loads(pickle.dumps(PreparedSnapshot.prepare(snapshot, TS)))
     for address, node in snapshot.nodes.items():
         expected = msgspec.json.encode(CheckBody(address, True, TS, node.named()))
         assert served.check_body(address) == expected

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from pathlib import Path
 
-from crawldash.main import create_app
+from crawldash.app import create_app
 from crawldash.settings import Settings
 
 from .conftest import Client, eventually

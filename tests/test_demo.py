@@ -9,10 +9,10 @@ from pathlib import Path
 import msgspec
 
 from crawldash import cli
-from crawldash.address import network_of
-from crawldash.demo_data import Crawl, generate_crawls, status_json
-from crawldash.main import create_app
+from crawldash.app import create_app
+from crawldash.crawl.address import network_of
 from crawldash.settings import Settings
+from crawldash.tools.demo_data import Crawl, generate_crawls, status_json
 
 END = 1_795_400_400
 

@@ -6,15 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from crawldash.main import create_app
-from crawldash.routes import route_table
+from crawldash.app import REFRESHER, create_app
 from crawldash.settings import Settings
-from crawldash.typedefs import REFRESHER
 
 from .conftest import Client
 from .factories import export_body, rows, write_snapshot
 
-EVERY_PATH = list(route_table(create_app(Settings(data_dir=Path("unused")))))
+EVERY_PATH = [  # every route's path, but the catch-all for unknown paths
+    resource.canonical
+    for resource in create_app(Settings(data_dir=Path("unused"))).router.resources()
+    if resource.canonical != "/{tail}"
+]
 ERROR_PATHS = [
     ("GET", "/api/snapshot", 503, "no_snapshot"),
     ("GET", "/api/check?address=203.0.113.5:8333", 503, "no_snapshot"),

@@ -6,10 +6,11 @@ import asyncio
 import json
 from pathlib import Path
 
-from crawldash.events import EVENTS, QUEUE_SIZE
-from crawldash.history import HistoryEntry, HistoryStore
-from crawldash.main import create_app
+from crawldash.app import EVENTS, create_app
+from crawldash.live.history import HistoryEntry
+from crawldash.live.store import HistoryStore
 from crawldash.settings import Settings
+from crawldash.web.events import QUEUE_SIZE
 
 from .conftest import Client, eventually, watching
 from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status
@@ -159,3 +160,23 @@ async def test_page_and_its_files_are_served_from_the_package(client: Client):
         assert response.status == 200, src
     assert "http://" not in html  # nothing from the internet
     assert "https://" not in html
+
+
+async def test_head_of_the_event_stream_is_headers_alone(aiohttp_client, tmp_path, data_dir):
+    """HEAD gets the stream's headers, no body, and takes no subscriber slot: with one slot,
+    a HEAD then a GET over one keep-alive connection both succeed."""
+    write_snapshot(data_dir, TS, export_body(rows(2)))
+    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", max_subscribers=1)
+    client = await aiohttp_client(create_app(settings))
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(b"HEAD /api/events HTTP/1.1\r\nHost: c\r\n\r\n")
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert b" 200 " in head.split(b"\r\n")[0]
+    assert b"text/event-stream" in head
+    assert not client.app[EVENTS].subscribers
+    writer.write(b"GET /api/status HTTP/1.1\r\nHost: c\r\n\r\n")
+    answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer  # not a stray stream frame first
+    writer.close()
+    streamed = await subscribe(client)  # the one slot is free
+    streamed[1].close()

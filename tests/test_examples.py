@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crawldash.main import create_app
+from crawldash.app import create_app
 from crawldash.settings import Settings
 
 EXAMPLES = Path(__file__).parent.parent / "examples"

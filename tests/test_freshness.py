@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import multiprocessing
 import os
@@ -12,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from crawldash.main import LOADER_NICENESS, create_app
+from crawldash.app import LOADER, REFRESHER, create_app
+from crawldash.crawl.files import LoadError
+from crawldash.live.loader import LOADER_NICENESS, LoaderProcess
 from crawldash.settings import Settings
-from crawldash.typedefs import REFRESHER
 
 from .conftest import Client, eventually, watching
 from .factories import export_body, rows, write_snapshot, write_status
+from .loader_jobs import die_the_first_time
 
 TS = 1_700_000_000
 
@@ -200,9 +201,8 @@ async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_die
 ):
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await aiohttp_client(create_app(settings))
-    refresher = client.app[REFRESHER]
-    loop = asyncio.get_running_loop()
-    used = await loop.run_in_executor(refresher.snapshot_loader, os.getpid)
+    loader = client.app[LOADER]
+    used = await loader.run(os.getpid)
     assert used != os.getpid()
 
     async def next_loader_started() -> bool:  # each process does one load, then is replaced
@@ -214,23 +214,46 @@ async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_die
     for pid in victims:
         os.kill(pid, signal.SIGKILL)
     write_snapshot(data_dir, TS + 600, export_body(rows(7)))
-    await refresher.refresh()
+    await client.app[REFRESHER].refresh()
     assert await served_timestamp(client) == TS + 600
     assert any("snapshot loader process died" in r.getMessage() for r in caplog.records)
-    new_pid = await loop.run_in_executor(refresher.snapshot_loader, os.getpid)
+    new_pid = await loader.run(os.getpid)
     assert new_pid not in (*victims, used, os.getpid())
     write_snapshot(data_dir, TS + 1200, export_body(rows(9)))
-    await refresher.refresh()
+    await client.app[REFRESHER].refresh()
     assert await served_nodes(client) == 9
+
+
+async def test_a_load_that_kills_the_loader_is_retried_in_a_new_loader_process(tmp_path, caplog):
+    loader = LoaderProcess()
+    loader.start()
+    try:
+        marker = tmp_path / "died-once"
+        pid = await loader.run(die_the_first_time, str(marker))
+        assert marker.exists()  # the first attempt ran, and its process was killed
+        assert pid != os.getpid()  # the retry ran in a process, not in the server's threads
+        assert loader.deaths == 1
+        assert any("trying the load again" in r.getMessage() for r in caplog.records)
+    finally:
+        await loader.close()
+
+
+async def test_a_load_that_kills_every_loader_is_a_load_error(tmp_path):
+    loader = LoaderProcess()
+    loader.start()
+    try:
+        with pytest.raises(LoadError) as error:
+            await loader.run(os.abort)
+        assert error.value.kind == "loader_died"
+        assert await loader.run(os.getpid) != os.getpid()  # and a third one serves on
+    finally:
+        await loader.close()
 
 
 async def test_the_loader_process_yields_to_the_server(aiohttp_client, settings, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await aiohttp_client(create_app(settings))
-    loader = client.app[REFRESHER].snapshot_loader
-    niceness = await asyncio.get_running_loop().run_in_executor(loader, os.nice, 0)
-    assert niceness == os.nice(0) + LOADER_NICENESS
-    first, second = [
-        await asyncio.get_running_loop().run_in_executor(loader, os.getpid) for _ in "12"
-    ]
+    loader = client.app[LOADER]
+    assert await loader.run(os.nice, 0) == os.nice(0) + LOADER_NICENESS
+    first, second = [await loader.run(os.getpid) for _ in "12"]
     assert first != second  # a fresh process for every load: its memory is given back

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import msgspec
 
-from crawldash.folder import list_data_dir
-from crawldash.history import History, HistoryEntry, HistoryStore
-from crawldash.main import create_app
-from crawldash.refresh import Refresher
+from crawldash.app import REFRESHER, STATE, create_app
+from crawldash.crawl.files import list_data_dir
+from crawldash.live.history import History, HistoryEntry
+from crawldash.live.loader import LoaderProcess
+from crawldash.live.refresher import Refresher
+from crawldash.live.state import State
+from crawldash.live.store import HistoryStore
 from crawldash.settings import Settings
-from crawldash.state import State
-from crawldash.typedefs import REFRESHER, STATE
 
 from .factories import export_body, rows, write_snapshot
 
@@ -125,7 +126,7 @@ def test_a_listing_names_only_the_crawls_that_changed(data_dir: Path):
 async def test_refreshes_count_new_and_rewritten_older_crawls(
     aiohttp_client, settings, data_dir, monkeypatch
 ):
-    monkeypatch.setattr("crawldash.main.BACKFILL_DELAY", 60)  # only refreshes count here
+    monkeypatch.setattr("crawldash.app.BACKFILL_DELAY", 60)  # only refreshes count here
     newest = 1_700_006_000
     write_snapshot(data_dir, newest, export_body(rows(9)))
     client = await aiohttp_client(create_app(settings))
@@ -160,13 +161,13 @@ async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, 
     write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
     state = State(history_size=10)
     store = HistoryStore(tmp_path / "history.json")
-    refresher = Refresher(state, store, data_dir=data_dir, max_file_size=10**7)
+    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, max_file_size=10**7)
     await refresher.refresh()
     write_snapshot(data_dir, 1_700_000_600, export_body(rows(4)))
     await refresher.refresh(changed={"status.json"})  # the new crawl went unseen
     assert state.snapshot is not None
     assert state.snapshot.timestamp == 1_700_000_000
-    monkeypatch.setattr("crawldash.refresh.FULL_LISTING_SECONDS", 0.0)
+    monkeypatch.setattr("crawldash.live.refresher.FULL_LISTING_SECONDS", 0.0)
     await refresher.refresh(changed={"status.json"})
     assert state.snapshot.timestamp == 1_700_000_600
     await refresher.flush()
@@ -178,9 +179,8 @@ async def test_a_refresh_can_count_only_as_many_bytes_of_crawls_as_allowed(tmp_p
         write_snapshot(data_dir, 1_700_000_000 + 600 * i, export_body(rows(20)))
     size = (data_dir / "1700000000.json").stat().st_size
     state = State(history_size=10)
-    refresher = Refresher(
-        state, HistoryStore(tmp_path / "history.json"), data_dir=data_dir, max_file_size=10**7
-    )
+    store = HistoryStore(tmp_path / "history.json")
+    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, max_file_size=10**7)
     await refresher.refresh(count_bytes=2 * size)
     assert [e.timestamp for e in state.history.entries()] == [
         1_700_000_600,

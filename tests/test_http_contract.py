@@ -11,10 +11,9 @@ import brotli
 import msgspec
 import pytest
 
-from crawldash.conditional import negotiate
-from crawldash.main import create_app
+from crawldash.app import REFRESHER, create_app
 from crawldash.settings import Settings
-from crawldash.typedefs import REFRESHER
+from crawldash.web.responses import negotiate
 
 from .conftest import Client
 from .factories import export_body, rows, write_snapshot
@@ -47,6 +46,23 @@ async def test_etag_revalidation_answers_304_without_body(served: Client, path: 
     stale = await served.get(path, headers={"If-None-Match": '"not-it", W/"nor-this"'})
     assert stale.status == 200
     assert await stale.read() == await first.read() or path == "/api/status"
+
+
+@pytest.mark.parametrize("path", ["/api/snapshot", "/api/history?limit=2"])
+async def test_any_codings_etag_revalidates_the_others(served: Client, path: str):
+    """A cache that holds the gzip copy may revalidate asking for br, and so on."""
+    tags = {}
+    for coding in ("identity", "gzip", "br"):
+        response = await served.get(path, headers={"Accept-Encoding": coding})
+        assert response.headers.get("Content-Encoding", "identity") == coding
+        tags[coding] = response.headers["ETag"]
+    assert len(set(tags.values())) == 3  # each coding has its own tag
+    for held in tags.values():
+        for asked in ("identity", "gzip", "br"):
+            headers = {"If-None-Match": held, "Accept-Encoding": asked}
+            again = await served.get(path, headers=headers)
+            assert again.status == 304, (held, asked)
+            assert again.headers["ETag"] == tags[asked]
 
 
 async def test_if_modified_since(served: Client):
@@ -187,6 +203,9 @@ async def test_cors_for_named_origins(aiohttp_client, tmp_path, data_dir):
     assert "ETag" in allowed.headers["Access-Control-Expose-Headers"]
     other = await client.get("/api/status", headers={"Origin": "https://evil.example"})
     assert "Access-Control-Allow-Origin" not in other.headers
+    for response in (allowed, other, await client.get("/api/snapshot")):
+        # Answers differ by Origin: a shared cache must not hand one origin's to another.
+        assert "Origin" in response.headers.getall("Vary"), response.headers
     preflight = await client.options(
         "/api/history",
         headers={

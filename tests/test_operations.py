@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from crawldash.main import create_app
+from crawldash.app import REFRESHER, create_app
 from crawldash.settings import Settings
-from crawldash.typedefs import REFRESHER
 
 from .conftest import Client, eventually
 from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status

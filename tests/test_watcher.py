@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from crawldash.history import HistoryStore
-from crawldash.refresh import Refresher
-from crawldash.state import State
-from crawldash.watcher import Watcher, is_crawler_file
+from crawldash.live.loader import LoaderProcess
+from crawldash.live.refresher import Refresher
+from crawldash.live.state import State
+from crawldash.live.store import HistoryStore
+from crawldash.live.watcher import Watcher, crawler_files
 
 from .conftest import eventually
 from .factories import export_body, rows, write_snapshot
@@ -43,7 +44,7 @@ class FakeAwatch:
 def make_watcher(data_dir: Path, tmp_path: Path, awatch: FakeAwatch) -> tuple[Watcher, State]:
     state = State(history_size=100, stale_after=3600)
     store = HistoryStore(tmp_path / "index.json")
-    refresher = Refresher(state, store, data_dir=data_dir, max_file_size=1 << 20)
+    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, max_file_size=1 << 20)
     return Watcher(refresher, data_dir, awatch=awatch), state
 
 
@@ -115,7 +116,7 @@ async def test_each_batch_of_changes_refreshes(data_dir, tmp_path):
     ],
 )
 def test_only_crawler_files_wake_the_watcher(name: str, wanted: bool):
-    assert is_crawler_file(1, f"/data/{name}") is wanted  # type: ignore[arg-type]
+    assert crawler_files(1, f"/data/{name}") is wanted  # type: ignore[arg-type]
 
 
 async def _true(value: bool) -> bool:

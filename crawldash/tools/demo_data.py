@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import msgspec
 
-from .address import NETWORKS
+from ..crawl.address import NETWORKS
 
 BASE_TIME, BASE_HEIGHT = 1_790_000_000, 925_000  # the chain tip advances 1 block per 600 s
 _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"

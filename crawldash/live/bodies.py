@@ -1,4 +1,4 @@
-"""A response body with its validators, built once when the data changes, never per request."""
+"""A response body with its validators and content codings, built once per change."""
 
 from __future__ import annotations
 

@@ -7,9 +7,10 @@ import os
 import time
 from pathlib import Path
 
+from ..crawl.files import STATUS_NAME, snapshot_timestamp, write_atomically
+from ..live.history import HistoryEntry
+from ..live.store import HistoryStore
 from .demo_data import generate_crawls, status_json
-from .history import HistoryEntry, HistoryStore, write_atomically
-from .loader import STATUS_NAME, snapshot_timestamp
 
 log = logging.getLogger(__name__)
 INTERVAL = 600

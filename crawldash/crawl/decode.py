@@ -1,9 +1,7 @@
-"""Crawler files to Structs: bytes in, a decoded snapshot, count or status out, or LoadError."""
+"""Crawler bytes to Structs: a decoded snapshot, a count or a status, or a LoadError."""
 
 from __future__ import annotations
 
-import os
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -11,38 +9,15 @@ from pathlib import Path
 
 import msgspec
 
+from ..models import AddressOnly, ApiSnapshot, ApiSnapshotKeys, CrawlerStatus, ExportRow, NodeRow
 from .address import NETWORKS, AddressError, canonical_address, network_of, parse_address
-from .models import AddressOnly, ApiSnapshot, ApiSnapshotKeys, CrawlerStatus, ExportRow, NodeRow
-
-STATUS_NAME = "status.json"
-_SNAPSHOT_NAME = re.compile(r"([0-9]{1,12})\.json")
+from .files import LoadError, read_file
 
 _export_decoder = msgspec.json.Decoder(list[ExportRow])
 _api_decoder = msgspec.json.Decoder(ApiSnapshot)
 _export_count_decoder = msgspec.json.Decoder(list[AddressOnly])
 _api_count_decoder = msgspec.json.Decoder(ApiSnapshotKeys)
 _status_decoder = msgspec.json.Decoder(CrawlerStatus)
-
-
-class LoadError(Exception):
-    """A crawler file that must not be served; the message says why, ``kind`` names it."""
-
-    KINDS = ("too_large", "empty", "not_json", "decode", "no_usable_rows")
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-    def __reduce__(self) -> tuple[type[LoadError], tuple[str, str]]:
-        return LoadError, (self.kind, str(self))  # it crosses from the loader process
-
-
-@dataclass(frozen=True)
-class FileVersion:
-    """What identifies one version of a file: it changes whenever the file is rewritten."""
-
-    size: int
-    mtime_ns: int
 
 
 @dataclass(frozen=True)
@@ -52,29 +27,7 @@ class Snapshot:
     timestamp: int
     nodes: dict[str, NodeRow]
     latest_height: int
-    skipped_rows: int
-
-
-def snapshot_timestamp(name: str) -> int | None:
-    """The crawl timestamp a file name stands for, or None if it is not a snapshot file."""
-    match = _SNAPSHOT_NAME.fullmatch(name)
-    return int(match.group(1)) if match else None
-
-
-def read_file(path: Path, max_size: int) -> tuple[bytes, FileVersion]:
-    """Read a whole file, refusing empty and over-large ones. FileNotFoundError passes through."""
-    with path.open("rb") as handle:
-        info = os.fstat(handle.fileno())
-        if info.st_size > max_size:
-            raise LoadError(
-                "too_large", f"{info.st_size} bytes is over the limit of {max_size} bytes"
-            )
-        data = handle.read(max_size + 1)
-    if len(data) > max_size:
-        raise LoadError("too_large", f"grew past the limit of {max_size} bytes while being read")
-    if not data.strip():
-        raise LoadError("empty", "the file is empty")
-    return data, FileVersion(info.st_size, info.st_mtime_ns)
+    skipped_rows: int  # rows whose address is unusable
 
 
 def _form(data: bytes) -> bytes:
@@ -171,3 +124,13 @@ def decode_status(data: bytes) -> CrawlerStatus:
         return _status_decoder.decode(data)
     except msgspec.DecodeError as exc:
         raise LoadError("decode", f"does not decode: {exc}") from None
+
+
+def read_status(path: Path, max_size: int) -> CrawlerStatus:
+    """``status.json``, read and decoded."""
+    return decode_status(read_file(path, max_size)[0])
+
+
+def read_count(path: Path, max_size: int) -> tuple[int, tuple[int, ...]]:
+    """A crawl file's node count, in all and per network."""
+    return count_nodes(read_file(path, max_size)[0])

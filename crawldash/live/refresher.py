@@ -1,9 +1,9 @@
 """Bring the in-memory state up to date with the data folder.
 
-Reading and decoding run off the event loop: snapshots in a loader process when one is
-given (a 15,000-node snapshot takes a few hundred ms of CPU, which in a thread would hold
-the GIL against requests), everything else in worker threads. The state is changed on the
-event loop only.
+Reading and decoding run off the event loop: snapshots in the loader process (a
+15,000-node snapshot takes a few hundred ms of CPU, which in a thread would hold the GIL
+against requests), everything else in worker threads. The state is changed on the event
+loop only.
 A file that cannot be used is remembered by version, logged once, and tried again when it
 changes; the last good data stays in service meanwhile.
 """
@@ -14,16 +14,18 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection, Iterable
-from concurrent.futures import BrokenExecutor, Executor
 from itertools import accumulate
 from pathlib import Path
 from typing import TypeVar
 
-from .folder import Listing, list_data_dir, read_count, read_snapshot, read_status
-from .history import HistoryEntry, HistoryStore
-from .loader import STATUS_NAME, FileVersion, LoadError
+from ..crawl.decode import read_count, read_status
+from ..crawl.files import STATUS_NAME, FileVersion, Listing, LoadError, list_data_dir
+from .history import HistoryEntry
+from .loader import LoaderProcess
+from .prepared import PreparedSnapshot, load_snapshot
 from .rejections import Rejections
-from .state import ServedSnapshot, State
+from .state import State
+from .store import HistoryStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -37,6 +39,7 @@ class Refresher:
         self,
         state: State,
         store: HistoryStore,
+        loader: LoaderProcess,
         *,
         data_dir: Path,
         max_file_size: int,
@@ -44,6 +47,7 @@ class Refresher:
     ) -> None:
         self.state = state
         self.store = store
+        self.loader = loader
         self.data_dir = data_dir
         self.max_file_size = max_file_size
         self._served: tuple[int, FileVersion] | None = None
@@ -53,8 +57,6 @@ class Refresher:
         self._dirty = False
         self._saver: asyncio.Task[None] | None = None
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
-        self.snapshot_loader: Executor | None = None  # None: the default thread pool
-        self.new_snapshot_loader: Callable[[], Executor] | None = None  # replaces a dead one
         self._listing: Listing | None = None
         self._listed_at = -FULL_LISTING_SECONDS  # when the folder was last listed whole
         # Crawls that may still need counting: a refresh looks at these and at files that
@@ -132,7 +134,7 @@ class Refresher:
             if self.rejected.known(name, version):
                 continue
             started = time.perf_counter()
-            served = await self._load(name, version, read_snapshot, self.snapshot_loader)
+            served = await self._load(name, version, load_snapshot, in_loader=True)
             if served is not None:
                 self._serve(served, version, time.perf_counter() - started)
                 return
@@ -140,7 +142,7 @@ class Refresher:
             if tries == SNAPSHOT_TRIES:
                 return
 
-    def _serve(self, served: ServedSnapshot, version: FileVersion, seconds: float) -> None:
+    def _serve(self, served: PreparedSnapshot, version: FileVersion, seconds: float) -> None:
         self.state.set_snapshot(served)
         self._served = (served.timestamp, version)
         entry = HistoryEntry(
@@ -149,9 +151,10 @@ class Refresher:
         if self.state.history.record(entry):
             self._schedule_save()
         log.info(
-            "snapshot loaded timestamp=%d nodes=%d height=%d bytes=%d seconds=%.3f",
+            "snapshot loaded timestamp=%d nodes=%d skipped_rows=%d height=%d bytes=%d seconds=%.3f",
             served.timestamp,
             served.total_nodes,
+            served.skipped_rows,
             served.latest_height,
             version.size,
             seconds,
@@ -193,19 +196,16 @@ class Refresher:
         name: str,
         version: FileVersion,
         reader: Callable[[Path, int], T],
-        executor: Executor | None = None,
+        *,
+        in_loader: bool = False,
     ) -> T | None:
-        loop = asyncio.get_running_loop()
+        """``reader`` over the file, in the loader process or a worker thread; None if the
+        file is gone or unusable (then it is remembered as rejected)."""
+        path = self.data_dir / name
         try:
-            path = self.data_dir / name
-            try:
-                return await loop.run_in_executor(executor, reader, path, self.max_file_size)
-            except BrokenExecutor as exc:  # the loader process died (killed, out of memory)
-                log.error("the snapshot loader process died (%s); starting a new one", exc)
-                self.snapshot_loader = (
-                    self.new_snapshot_loader() if self.new_snapshot_loader else None
-                )
-                return await loop.run_in_executor(None, reader, path, self.max_file_size)
+            if in_loader:
+                return await self.loader.run(reader, path, self.max_file_size)
+            return await asyncio.to_thread(reader, path, self.max_file_size)
         except FileNotFoundError:
             return None
         except LoadError as exc:

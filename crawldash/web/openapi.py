@@ -6,9 +6,9 @@ from typing import Any
 
 import msgspec
 
-from . import __version__
-from .address import MAX_ADDRESS_LENGTH
-from .models import ApiSnapshot, CheckBody, ErrorBody, HistoryPoint, NetworkPoint, StatusBody
+from .. import __version__
+from ..crawl.address import MAX_ADDRESS_LENGTH
+from ..models import ApiSnapshot, CheckBody, ErrorBody, HistoryPoint, NetworkPoint, StatusBody
 
 REF = "#/components/schemas/{name}"
 ERRORS = {
@@ -19,12 +19,6 @@ ERRORS = {
     406: "`not_acceptable`: Accept-Encoding refuses br, gzip and identity alike.",
     503: "`no_snapshot`: no crawl snapshot has been loaded yet.",
 }
-HTTP_LAYER_400 = (
-    " A request the HTTP layer cannot parse (a request line over 8190 bytes, a header over "
-    "8190 bytes, more than 64 headers, bytes not allowed in a URL) is refused before it "
-    "reaches crawldash, with a plain-text 400."
-)
-PLAIN = {"text/plain": {"schema": {"type": "string"}}}
 CACHE_HEADERS = {
     name: {"schema": {"type": "string"}, "description": text}
     for name, text in {

@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable, Collection
 
-from .loader import FileVersion, LoadError
+from ..crawl.files import FileVersion, LoadError
 
 log = logging.getLogger(__name__)
 SETTLE_SECONDS = 2.0  # a file changed more recently than this may still be being written

@@ -15,12 +15,13 @@ import time
 import msgspec
 from aiohttp import web
 
-from .errors import error_response
-from .headers import COMMON_HEADERS
-from .models import SnapshotEvent
-from .state import State
+from ..live.state import State
+from ..models import SnapshotEvent
+from .errors import ApiError
+from .responses import headers_for
 
 QUEUE_SIZE = 16
+EVENT_STREAM = "text/event-stream"
 _encoder = msgspec.json.Encoder()
 
 
@@ -60,37 +61,30 @@ class Broadcaster:
     def current(self) -> list[bytes]:
         return [self._latest[e] for e in ("snapshot", "status") if e in self._latest]
 
-
-EVENTS = web.AppKey("events", Broadcaster)
-
-
-async def events(request: web.Request) -> web.StreamResponse:
-    broadcaster = request.app[EVENTS]
-    if len(broadcaster.subscribers) >= broadcaster.max_subscribers:
-        return error_response(
-            503,
-            "too_many_subscribers",
-            f"the event stream already has {broadcaster.max_subscribers} subscribers; retry later",
-        )
-    queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUE_SIZE)
-    broadcaster.subscribers.add(queue)
-    response = web.StreamResponse(
-        headers={
-            **COMMON_HEADERS,
-            "Content-Type": "text/event-stream",
-            "Cache-Control": "no-cache",
-        }
-    )
-    try:
-        await response.prepare(request)
-        await response.write(b"retry: 2000\n\n" + b"".join(broadcaster.current()))
-        while (frame := await _next(queue, broadcaster.heartbeat)) is not None:
-            await response.write(frame)
-    except ConnectionResetError:
-        pass
-    finally:
-        broadcaster.subscribers.discard(queue)
-    return response
+    async def stream(self, request: web.Request) -> web.StreamResponse:
+        """The handler: the stream's headers, then frames until the client goes away."""
+        headers = headers_for(EVENT_STREAM, {"Cache-Control": "no-cache"})
+        if request.method == "HEAD":  # the headers alone: no body, no subscriber slot
+            return web.Response(headers=headers)
+        if len(self.subscribers) >= self.max_subscribers:
+            raise ApiError(
+                503,
+                "too_many_subscribers",
+                f"the event stream already has {self.max_subscribers} subscribers; retry later",
+            )
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUE_SIZE)
+        self.subscribers.add(queue)
+        response = web.StreamResponse(headers=headers)
+        try:
+            await response.prepare(request)
+            await response.write(b"retry: 2000\n\n" + b"".join(self.current()))
+            while (frame := await _next(queue, self.heartbeat)) is not None:
+                await response.write(frame)
+        except ConnectionResetError:
+            pass
+        finally:
+            self.subscribers.discard(queue)
+        return response
 
 
 async def _next(queue: asyncio.Queue[bytes | None], heartbeat: float) -> bytes | None:

@@ -7,65 +7,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import msgspec
 
+from ..models import CrawlerStatus, StatusBody
+from .bodies import Representation, represent
 from .history import History
-from .loader import Snapshot, count_networks
-from .models import ApiSnapshot, Base, CrawlerStatus, StatusBody
-from .representation import Representation, compressed, represent
+from .prepared import PreparedSnapshot
 
 _encoder = msgspec.json.Encoder()
-MAX_CHECK_BODIES = 4096
-
-
-class _CheckAnswer(Base, frozen=True):
-    """Encodes ``models.CheckBody`` (the published shape) with the node already encoded."""
-
-    address: str
-    reachable: bool
-    snapshot_timestamp: int
-    node: msgspec.Raw | None
-
-
-@dataclass(frozen=True)
-class ServedSnapshot:
-    """The latest snapshot, its response in every encoding, and its nodes by address.
-
-    Everything is bytes or numbers: it is built in the loader process and pickled across
-    cheaply (no per-node objects to rebuild on the serving side)."""
-
-    timestamp: int
-    total_nodes: int
-    latest_height: int
-    representations: dict[str, Representation]  # by content coding: identity, gzip, br
-    nodes: dict[str, bytes]  # each node's JSON as /api/check shows it, by canonical address
-    networks: tuple[int, ...]  # node counts by network, in NETWORKS order
-    # /api/check answers already encoded, by address: monitors ask about the same peers.
-    _check_bodies: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
-
-    @classmethod
-    def prepare(cls, snapshot: Snapshot, modified: float) -> ServedSnapshot:
-        """Encode and compress the response; slow for a large snapshot: run it off the loop."""
-        total = len(snapshot.nodes)
-        api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
-        encodings = compressed(represent(_encoder.encode(api), modified))
-        networks = count_networks(snapshot.nodes)
-        nodes = {address: _encoder.encode(row.named()) for address, row in snapshot.nodes.items()}
-        return cls(snapshot.timestamp, total, snapshot.latest_height, encodings, nodes, networks)
-
-    def check_body(self, address: str) -> bytes:
-        """The ``/api/check`` answer for a canonical address."""
-        body = self._check_bodies.get(address)
-        if body is None:
-            node = self.nodes.get(address)
-            raw = None if node is None else msgspec.Raw(node)
-            body = _encoder.encode(_CheckAnswer(address, node is not None, self.timestamp, raw))
-            if len(self._check_bodies) >= MAX_CHECK_BODIES:
-                self._check_bodies.clear()
-            self._check_bodies[address] = body
-        return body
 
 
 RUNNING = "running"  # any other state reported for too long means the crawler is stuck
@@ -83,7 +33,7 @@ class State:
         stuck_after: int = 3600,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.snapshot: ServedSnapshot | None = None
+        self.snapshot: PreparedSnapshot | None = None
         self.status: CrawlerStatus | None = None
         self.history = History(history_size)
         self.stale_after = stale_after  # None: three times the median crawl interval
@@ -95,7 +45,7 @@ class State:
         self.listeners: list[Callable[[str], None]] = []  # told "snapshot" or "status"
         self.history_complete = False  # every crawl file present has been counted
 
-    def set_snapshot(self, snapshot: ServedSnapshot) -> None:
+    def set_snapshot(self, snapshot: PreparedSnapshot) -> None:
         self.snapshot = snapshot
         self._status_body = None
         self._tell("snapshot")

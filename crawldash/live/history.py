@@ -1,25 +1,19 @@
-"""The bounded history of crawls, its pre-encoded answers, and its index on disk."""
+"""The bounded history of crawls: one entry per crawl, and its answers encoded once per change."""
 
 from __future__ import annotations
 
 import bisect
-import hashlib
-import logging
-import os
 import statistics
-import tempfile
 import time
 from collections import deque
 from itertools import islice, pairwise
-from pathlib import Path
 
 import msgspec
 
-from .loader import FileVersion
-from .models import Base, HistoryPoint, NetworkCounts, NetworkPoint
-from .representation import Representation, encoded, represent
+from ..crawl.files import FileVersion
+from ..models import Base, HistoryPoint, NetworkCounts, NetworkPoint
+from .bodies import Representation, encoded, represent
 
-log = logging.getLogger(__name__)
 _MAX_CACHED_BODIES = 32
 
 
@@ -36,7 +30,6 @@ class HistoryEntry(Base, frozen=True, array_like=True):
         return self.size == version.size and self.mtime_ns == version.mtime_ns
 
 
-_entries_decoder = msgspec.json.Decoder(list[HistoryEntry])
 _encoder = msgspec.json.Encoder()
 
 
@@ -59,9 +52,6 @@ class History:
 
     def get(self, timestamp: int) -> HistoryEntry | None:
         return self._by_timestamp.get(timestamp)
-
-    def oldest_timestamp(self) -> int | None:
-        return self._entries[0].timestamp if self._entries else None
 
     def record(self, entry: HistoryEntry) -> bool:
         """Add or replace the entry for a crawl; False if nothing changed or it is too old."""
@@ -132,57 +122,3 @@ def _point_by_network(entry: HistoryEntry) -> HistoryPoint | NetworkPoint:
         return _point(entry)
     networks = NetworkCounts(*entry.networks)
     return NetworkPoint(entry.timestamp, entry.reachable, networks)
-
-
-class HistoryStore:
-    """The history index on disk, written atomically; once writing fails, memory only."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.failed = False
-
-    @classmethod
-    def for_data_dir(cls, state_dir: Path, data_dir: Path) -> HistoryStore:
-        """One index per data folder, so that instances over different folders never mix."""
-        digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
-        return cls(state_dir / f"history-{digest}.json")
-
-    def load(self) -> list[HistoryEntry]:
-        try:
-            return _entries_decoder.decode(self.path.read_bytes())
-        except FileNotFoundError:
-            return []
-        except (OSError, msgspec.DecodeError) as exc:
-            log.warning(
-                "history index %s is unusable, rebuilding it from files: %s", self.path, exc
-            )
-            return []
-
-    def save(self, entries: list[HistoryEntry]) -> None:
-        if self.failed:
-            return
-        try:
-            write_atomically(self.path, _encoder.encode(entries))
-        except OSError as exc:
-            self.failed = True
-            log.warning(
-                "cannot write the history index %s (%s); history is kept in memory only "
-                "and crawls pruned from the data folder will be lost at restart",
-                self.path,
-                exc,
-            )
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path``, flush it to disk, then rename it over."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -17,8 +17,8 @@ from typing import Protocol
 
 import watchfiles
 
-from .loader import STATUS_NAME, snapshot_timestamp
-from .refresh import Refresher
+from ..crawl.files import is_crawler_file
+from .refresher import Refresher
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF = 60.0
@@ -40,9 +40,9 @@ class AWatch(Protocol):
     ) -> AsyncIterator[set[tuple[watchfiles.Change, str]]]: ...
 
 
-def is_crawler_file(_change: watchfiles.Change, path: str) -> bool:
-    name = Path(path).name
-    return name == STATUS_NAME or snapshot_timestamp(name) is not None
+def crawler_files(_change: watchfiles.Change, path: str) -> bool:
+    """The watch filter: only crawler files' changes wake the watcher."""
+    return is_crawler_file(Path(path).name)
 
 
 @dataclass
@@ -86,7 +86,7 @@ class Watcher:
     async def _watch(self, stop: asyncio.Event, polling: bool) -> None:
         changes = self.awatch(
             self.data_dir,
-            watch_filter=is_crawler_file,
+            watch_filter=crawler_files,
             stop_event=stop,
             debounce=self.debounce_ms,
             step=50,

@@ -19,8 +19,8 @@ from pathlib import Path
 import msgspec
 import redis
 
-from .history import write_atomically
-from .models import CrawlerStatus
+from ..crawl.files import write_atomically
+from ..models import CrawlerStatus
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF = 60.0

@@ -23,9 +23,11 @@ from prometheus_client.core import (
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
-from .address import NETWORKS
-from .headers import COMMON_HEADERS
-from .typedefs import REFRESHER, STATE, WATCHER
+from ..crawl.address import NETWORKS
+from ..live.rejections import Rejections
+from ..live.state import State
+from ..web.responses import plain
+from .health import Liveness
 
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0)
 
@@ -79,9 +81,11 @@ class RequestStats(Collector):
 class Metrics:
     """One registry per application, so that several apps never share series."""
 
-    def __init__(self, app: web.Application, requests: RequestStats) -> None:
+    def __init__(
+        self, state: State, rejected: Rejections, watcher: Liveness, requests: RequestStats
+    ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.registry.register(DataCollector(app))
+        self.registry.register(DataCollector(state, rejected, watcher))
         self.registry.register(requests)
         self.refresh = Histogram(
             "crawldash_refresh_duration_seconds",
@@ -90,18 +94,21 @@ class Metrics:
             buckets=(0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
         )
 
-
-METRICS = web.AppKey("metrics", Metrics)
+    async def handle(self, request: web.Request) -> web.Response:
+        """``GET /metrics``: the Prometheus text format."""
+        return plain(generate_latest(self.registry), CONTENT_TYPE_LATEST)
 
 
 class DataCollector(Collector):
     """Gauges read from the state at scrape time: cheap fields, nothing scanned."""
 
-    def __init__(self, app: web.Application) -> None:
-        self.app = app
+    def __init__(self, state: State, rejected: Rejections, watcher: Liveness) -> None:
+        self.state = state
+        self.rejected = rejected
+        self.watcher = watcher
 
     def collect(self) -> Iterator[Metric]:
-        state, now = self.app[STATE], time.time()
+        state, now = self.state, time.time()
         snapshot, status = state.snapshot, state.status
         yield gauge(
             "snapshot_timestamp_seconds",
@@ -159,19 +166,18 @@ class DataCollector(Collector):
         yield from self._watching()
 
     def _watching(self) -> Iterator[Metric]:
-        refresher, watcher = self.app.get(REFRESHER), self.app.get(WATCHER)
         rejected = CounterMetricFamily(
             "crawldash_files_rejected", "Crawler file versions rejected, by kind.", labels=["kind"]
         )
-        for kind, count in refresher.rejected.counts.items() if refresher else ():
+        for kind, count in self.rejected.counts.items():
             rejected.add_metric([kind], count)
         yield rejected
         yield CounterMetricFamily(
             "crawldash_watcher_restarts",
             "Times the watcher restarted.",
-            value=watcher.restarts if watcher else 0,
+            value=self.watcher.restarts,
         )
-        yield gauge("watcher_up", "1 while the watcher runs.", int(bool(watcher and watcher.alive)))
+        yield gauge("watcher_up", "1 while the watcher runs.", int(self.watcher.alive))
 
 
 def gauge(name: str, documentation: str, value: float | None) -> GaugeMetricFamily:
@@ -197,8 +203,3 @@ def request_logger(stats: RequestStats, write_lines: bool) -> type[AbstractAcces
                 super().log(request, response, time)
 
     return RequestLogger
-
-
-async def metrics_view(request: web.Request) -> web.Response:
-    body = generate_latest(request.app[METRICS].registry)
-    return web.Response(body=body, headers={**COMMON_HEADERS, "Content-Type": CONTENT_TYPE_LATEST})

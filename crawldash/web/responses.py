@@ -1,25 +1,58 @@
-"""HTTP caching: conditional requests, content-coding negotiation and cache headers."""
+"""Every response goes out through here: common headers, conditional GET, content-coding
+negotiation and CORS.
+
+The request path's caches live here too, each bounded, each saving per-request work:
+
+- ``_header_sets``: finished 200 and 304 header sets per body and Cache-Control value, so a
+  response copies one prepared multidict instead of assembling five headers;
+- ``_plain_headers``: the same for answers without validators, per Content-Type;
+- ``negotiate``: the coding chosen per distinct ``Accept-Encoding`` value (clients send a
+  handful), instead of parsing q-values per request;
+- ``matches`` and ``_http_date``: ``If-None-Match`` and ``If-Modified-Since`` per distinct
+  value, instead of splitting tag lists and parsing dates per revalidation.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
 
 from aiohttp import hdrs, web
 from multidict import CIMultiDict
 
-from .errors import error_response
-from .headers import COMMON_HEADERS
-from .representation import Representation
+from ..live.bodies import Representation
 
-SERVER_PREFERENCE = ("br", "gzip", "identity")  # smallest first, on a tie of q-values
+COMMON_HEADERS = {"X-Content-Type-Options": "nosniff"}  # on every response, set only here
 JSON = "application/json"
+SERVER_PREFERENCE = ("br", "gzip", "identity")  # smallest first, on a tie of q-values
 
-# Finished header sets, built once per body and Cache-Control value rather than per request:
 # (ETag, Last-Modified, Cache-Control, Vary, Content-Type) -> (200 headers, 304 headers).
 _HeaderKey = tuple[str, int, str, bool, str]
 _header_sets: dict[_HeaderKey, tuple[CIMultiDict[str], CIMultiDict[str]]] = {}
 _MAX_HEADER_SETS = 256  # a few bodies, each with a Cache-Control that changes every second
+_plain_headers: dict[str, CIMultiDict[str]] = {}  # by Content-Type
+
+
+def headers_for(
+    content_type: str | None = None, extra: Mapping[str, str] | None = None
+) -> CIMultiDict[str]:
+    """The common headers, a Content-Type and any others: for responses built elsewhere
+    (error answers, the event stream)."""
+    headers = CIMultiDict(COMMON_HEADERS)
+    if content_type is not None:
+        headers[hdrs.CONTENT_TYPE] = content_type
+    if extra:
+        headers.update(extra)
+    return headers
+
+
+def plain(body: bytes, content_type: str = JSON) -> web.Response:
+    """200 with a body that has no validators (check answers, health, metrics)."""
+    headers = _plain_headers.get(content_type)
+    if headers is None:
+        headers = _plain_headers[content_type] = headers_for(content_type)
+    return web.Response(body=body, headers=headers.copy())
 
 
 def respond(
@@ -29,26 +62,30 @@ def respond(
     *,
     vary: bool = False,
     content_type: str = JSON,
+    extra: Mapping[str, str] | None = None,
 ) -> web.Response:
     """200 with the body, or 304 with the same headers and no body if the client has it."""
     key = (representation.etag, representation.modified, cache_control, vary, content_type)
     header_set = _header_sets.get(key) or _build_header_set(key, representation)
     if is_fresh(request, representation):
-        return web.Response(status=304, headers=header_set[1].copy())
-    return web.Response(body=representation.body, headers=header_set[0].copy())
+        response = web.Response(status=304, headers=header_set[1].copy())
+    else:
+        response = web.Response(body=representation.body, headers=header_set[0].copy())
+    if extra:
+        response.headers.update(extra)
+    return response
 
 
 def _build_header_set(
     key: _HeaderKey, representation: Representation
 ) -> tuple[CIMultiDict[str], CIMultiDict[str]]:
     _, _, cache_control, vary, content_type = key
-    not_modified = CIMultiDict(COMMON_HEADERS)
-    not_modified.update(representation.headers)
-    not_modified["Cache-Control"] = cache_control
+    not_modified = headers_for(extra=representation.headers)
+    not_modified[hdrs.CACHE_CONTROL] = cache_control
     if vary:
-        not_modified["Vary"] = "Accept-Encoding"
+        not_modified[hdrs.VARY] = hdrs.ACCEPT_ENCODING
     ok = not_modified.copy()
-    ok["Content-Type"] = content_type
+    ok[hdrs.CONTENT_TYPE] = content_type
     if len(_header_sets) >= _MAX_HEADER_SETS:
         _header_sets.clear()
     _header_sets[key] = ok, not_modified
@@ -69,7 +106,8 @@ def is_fresh(request: web.Request, representation: Representation) -> bool:
 
 @lru_cache(maxsize=256)
 def matches(if_none_match: str, etag: str) -> bool:
-    """Weak comparison of ``etag`` with any tag listed; ``*`` matches anything."""
+    """Weak comparison of ``etag`` with any tag listed; ``*`` matches anything. A body's
+    codings share the tag before ``-``, so any of them revalidates the others."""
     if if_none_match.strip() == "*":
         return True
     base = etag.strip('"').split("-")[0]
@@ -116,11 +154,3 @@ def _q(params: str) -> float:
             except ValueError:
                 return 0.0
     return 1.0
-
-
-def not_acceptable() -> web.Response:
-    return error_response(
-        406,
-        "not_acceptable",
-        "Accept-Encoding refuses every coding offered: br, gzip and identity",
-    )

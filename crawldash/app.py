@@ -1,0 +1,133 @@
+"""The application factory: it builds the state, the loader process, the refresher, the
+watcher and the bound handlers; ``cleanup_ctx`` only starts and stops them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import msgspec
+from aiohttp import web
+
+from .live.bodies import represent
+from .live.loader import LoaderProcess
+from .live.refresher import Refresher
+from .live.state import State
+from .live.store import HistoryStore
+from .live.watcher import Watcher
+from .ops.health import Health
+from .ops.metrics import Metrics, RequestStats, request_logger
+from .routes import add_routes, route_table
+from .settings import Settings
+from .web.api import Api
+from .web.cors import Cors
+from .web.dashboard import Dashboard
+from .web.events import Broadcaster
+from .web.openapi import build_openapi
+
+log = logging.getLogger(__name__)
+
+STATE = web.AppKey("state", State)
+REFRESHER = web.AppKey("refresher", Refresher)
+WATCHER = web.AppKey("watcher", Watcher)
+LOADER = web.AppKey("loader", LoaderProcess)
+EVENTS = web.AppKey("events", Broadcaster)
+
+# Limits of the HTTP layer (aiohttp answers past them with a plain-text 400).
+MAX_LINE_SIZE = 8190  # the request line, URL included
+MAX_FIELD_SIZE = 8190  # one header
+MAX_HEADERS = 64
+BACKFILL_DELAY = 0.5  # seconds after start-up before older crawls are counted
+STARTUP_COUNT_BYTES = 1_000_000  # of older crawl files counted before the server listens
+
+
+def create_app(settings: Settings) -> web.Application:
+    """The whole service for ``settings``; nothing is read or started until it runs."""
+    requests = RequestStats()
+    app = web.Application(
+        handler_args={
+            "keepalive_timeout": settings.keepalive_timeout,
+            "max_line_size": MAX_LINE_SIZE,
+            "max_field_size": MAX_FIELD_SIZE,
+            "max_headers": MAX_HEADERS,
+            # No middleware: requests are counted by the access-log hook, which is cheaper.
+            "access_log": logging.getLogger("aiohttp.access"),
+            "access_log_class": request_logger(requests, write_lines=settings.access_log),
+        },
+    )
+    state = State(
+        history_size=settings.history_size,
+        stale_after=settings.stale_after,
+        stuck_after=settings.stuck_after,
+    )
+    loader = LoaderProcess()
+    store = HistoryStore.for_data_dir(settings.resolved_state_dir, settings.data_dir)
+    refresher = Refresher(
+        state, store, loader, data_dir=settings.data_dir, max_file_size=settings.max_file_size
+    )
+    watcher = Watcher(
+        refresher,
+        settings.data_dir,
+        debounce_ms=settings.debounce_ms,
+        force_polling=settings.force_polling,
+    )
+    metrics = Metrics(state, refresher.rejected, watcher, requests)
+    refresher.observers.append(metrics.refresh.observe)
+    events = Broadcaster(
+        state, max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
+    )
+    openapi = represent(msgspec.json.encode(build_openapi()), time.time())
+    api = Api(state, openapi, settings.cache_max_age)
+    cors = Cors(settings.cors_origins) if settings.cors_origins else None
+    table = route_table(api, events, Dashboard(), Health(state, watcher), metrics)
+    requests.label_routes(add_routes(app, table, cors))
+    if cors is not None:
+        app.on_response_prepare.append(cors.add_headers)
+    app[STATE], app[REFRESHER], app[WATCHER], app[LOADER], app[EVENTS] = (
+        state,
+        refresher,
+        watcher,
+        loader,
+        events,
+    )
+    app.cleanup_ctx.append(keep_fresh)
+    return app
+
+
+async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
+    """Load what is on disk, then keep it fresh in the background until shutdown."""
+    refresher, watcher, loader = app[REFRESHER], app[WATCHER], app[LOADER]
+    await asyncio.to_thread(refresher.restore_history)
+    try:
+        # Older crawls are counted after the server listens, but for a few small ones.
+        await refresher.refresh(count_bytes=STARTUP_COUNT_BYTES)
+    except OSError as exc:
+        log.error("cannot read the data folder %s: %s", refresher.data_dir, exc)
+    loader.start()
+    stop = asyncio.Event()
+    tasks = [
+        asyncio.create_task(watcher.run(stop), name="crawldash-watcher"),
+        asyncio.create_task(_later(refresher.backfill), name="crawldash-backfill"),
+        asyncio.create_task(_later(loader.warm_up), name="crawldash-loader-start"),
+    ]
+    yield
+    stop.set()
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    await refresher.flush()
+    await loader.close()
+
+
+async def _later(work: Callable[[], Awaitable[None]]) -> None:
+    """``work``, once the server has had time to bind and answer first."""
+    await asyncio.sleep(BACKFILL_DELAY)
+    try:
+        await work()
+    except OSError as exc:  # the folder is missing: the watcher's refreshes count crawls later
+        log.error("%s stopped: %s", getattr(work, "__name__", "work"), exc)

@@ -1,0 +1,149 @@
+"""The data folder: which names are crawler files, their versions, listing, reading and
+atomic writing.
+
+Everything here blocks (file I/O); the refresher runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+STATUS_NAME = "status.json"
+_SNAPSHOT_NAME = re.compile(r"([0-9]{1,12})\.json")
+
+
+class LoadError(Exception):
+    """A crawler file that must not be served; the message says why, ``kind`` names it."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    def __reduce__(self) -> tuple[type[LoadError], tuple[str, str]]:
+        return LoadError, (self.kind, str(self))  # it crosses from the loader process
+
+
+@dataclass(frozen=True)
+class FileVersion:
+    """What identifies one version of a file: it changes whenever the file is rewritten."""
+
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, info: os.stat_result) -> FileVersion:
+        return cls(info.st_size, info.st_mtime_ns)
+
+
+def snapshot_timestamp(name: str) -> int | None:
+    """The crawl timestamp a file name stands for, or None if it is not a snapshot file."""
+    match = _SNAPSHOT_NAME.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def is_crawler_file(name: str) -> bool:
+    return name == STATUS_NAME or snapshot_timestamp(name) is not None
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The data folder at one moment: snapshot files by timestamp, and status.json, with
+    what the refresher asks of them worked out here, off the event loop."""
+
+    snapshots: dict[int, tuple[str, FileVersion]]
+    status: FileVersion | None
+    newest_first: list[int]  # snapshot timestamps, newest first
+    names: frozenset[str]  # every file name listed
+    changed: frozenset[int]  # timestamps new or rewritten since the previous listing
+
+
+def list_data_dir(
+    data_dir: Path, previous: Listing | None = None, only: Collection[str] | None = None
+) -> Listing:
+    """The folder's crawler files. With ``previous`` and ``only`` (names that changed, as
+    the watcher saw them), only those names are looked at again, not the whole folder."""
+    if previous is None or only is None:
+        snapshots, status = _scan(data_dir)
+    else:
+        snapshots, status = dict(previous.snapshots), previous.status
+        for name in only:
+            timestamp = snapshot_timestamp(name)
+            if timestamp is None and name != STATUS_NAME:
+                continue
+            version = _version(data_dir / name)
+            if timestamp is None:
+                status = version
+            elif version is None:
+                snapshots.pop(timestamp, None)
+            else:
+                snapshots[timestamp] = (name, version)
+    before = previous.snapshots if previous is not None else {}
+    return Listing(
+        snapshots,
+        status,
+        newest_first=sorted(snapshots, reverse=True),
+        names=frozenset(name for name, _ in snapshots.values()) | {STATUS_NAME},
+        changed=frozenset(t for t, seen in snapshots.items() if before.get(t) != seen),
+    )
+
+
+def _scan(data_dir: Path) -> tuple[dict[int, tuple[str, FileVersion]], FileVersion | None]:
+    snapshots: dict[int, tuple[str, FileVersion]] = {}
+    status = None
+    with os.scandir(data_dir) as entries:
+        for entry in entries:
+            if not is_crawler_file(entry.name):
+                continue
+            try:
+                version = FileVersion.of(entry.stat())
+            except FileNotFoundError:
+                continue
+            timestamp = snapshot_timestamp(entry.name)
+            if timestamp is None:
+                status = version
+            else:
+                snapshots[timestamp] = (entry.name, version)
+    return snapshots, status
+
+
+def _version(path: Path) -> FileVersion | None:
+    try:
+        return FileVersion.of(path.stat())
+    except FileNotFoundError:
+        return None
+
+
+def read_file(path: Path, max_size: int) -> tuple[bytes, FileVersion]:
+    """Read a whole file, refusing empty and over-large ones. FileNotFoundError passes through."""
+    with path.open("rb") as handle:
+        info = os.fstat(handle.fileno())
+        if info.st_size > max_size:
+            raise LoadError(
+                "too_large", f"{info.st_size} bytes is over the limit of {max_size} bytes"
+            )
+        data = handle.read(max_size + 1)
+    if len(data) > max_size:
+        raise LoadError("too_large", f"grew past the limit of {max_size} bytes while being read")
+    if not data.strip():
+        raise LoadError("empty", "the file is empty")
+    return data, FileVersion.of(info)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path``, flush it to disk, then rename it over."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

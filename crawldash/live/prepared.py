@@ -1,0 +1,83 @@
+"""What the loader process makes of a crawl: every body of the snapshot, each node's JSON.
+
+Everything in a PreparedSnapshot is bytes or numbers, so it crosses from the loader process
+cheaply (no per-node objects to rebuild on the serving side).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from ..crawl.decode import Snapshot, count_networks, decode_snapshot
+from ..crawl.files import read_file, snapshot_timestamp
+from ..models import ApiSnapshot, Base
+from .bodies import Representation, compressed, represent
+
+_encoder = msgspec.json.Encoder()
+MAX_CHECK_BODIES = 4096
+
+
+class _CheckAnswer(Base, frozen=True):
+    """Encodes ``models.CheckBody`` (the published shape) with the node already encoded."""
+
+    address: str
+    reachable: bool
+    snapshot_timestamp: int
+    node: msgspec.Raw | None
+
+
+@dataclass(frozen=True)
+class PreparedSnapshot:
+    """The latest snapshot, its response in every encoding, and its nodes by address."""
+
+    timestamp: int
+    total_nodes: int
+    latest_height: int
+    skipped_rows: int  # rows of the file whose address was unusable
+    representations: dict[str, Representation]  # by content coding: identity, gzip, br
+    nodes: dict[str, bytes]  # each node's JSON as /api/check shows it, by canonical address
+    networks: tuple[int, ...]  # node counts by network, in NETWORKS order
+    # /api/check answers already encoded, by address: monitors ask about the same peers.
+    _check_bodies: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def prepare(cls, snapshot: Snapshot, modified: float) -> PreparedSnapshot:
+        """Encode and compress the response; slow for a large snapshot: run it off the loop."""
+        total = len(snapshot.nodes)
+        api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
+        encodings = compressed(represent(_encoder.encode(api), modified))
+        networks = count_networks(snapshot.nodes)
+        nodes = {address: _encoder.encode(row.named()) for address, row in snapshot.nodes.items()}
+        return cls(
+            snapshot.timestamp,
+            total,
+            snapshot.latest_height,
+            snapshot.skipped_rows,
+            encodings,
+            nodes,
+            networks,
+        )
+
+    def check_body(self, address: str) -> bytes:
+        """The ``/api/check`` answer for a canonical address."""
+        body = self._check_bodies.get(address)
+        if body is None:
+            node = self.nodes.get(address)
+            raw = None if node is None else msgspec.Raw(node)
+            body = _encoder.encode(_CheckAnswer(address, node is not None, self.timestamp, raw))
+            if len(self._check_bodies) >= MAX_CHECK_BODIES:
+                self._check_bodies.clear()
+            self._check_bodies[address] = body
+        return body
+
+
+def load_snapshot(path: Path, max_size: int) -> PreparedSnapshot:
+    """Read, decode and prepare a snapshot file: what the loader process runs."""
+    timestamp = snapshot_timestamp(path.name)
+    if timestamp is None:
+        raise ValueError(f"{path.name} is not a snapshot file name")
+    data, version = read_file(path, max_size)
+    return PreparedSnapshot.prepare(decode_snapshot(data, timestamp), version.mtime_ns / 1e9)

@@ -1,0 +1,1 @@
+"""Operating crawldash: health, metrics, logging and worker processes."""

@@ -1,0 +1,125 @@
+"""How an option is declared, parsed from text and documented: the machinery behind the
+settings table in ``settings.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, Literal, TypeVar
+
+N = TypeVar("N", int, float)
+LOG_LEVELS = ("debug", "info", "warning", "error")
+_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Option:
+    """How one setting is given: ``--flag`` and environment variable, parsed from text."""
+
+    help: str
+    parse: Callable[[str], Any]
+    shown: str  # the default as the docs show it
+    env: str | None  # the environment variable, or None for none
+    kind: Literal["value", "toggle", "switch", "list"] = "value"
+    flag: str = ""  # set from the field's name when the table is read
+    required: bool = False
+
+
+def option(
+    default: Any,
+    help: str,
+    parse: Callable[[str], Any] = str,
+    *,
+    shown: str | None = None,
+    env: str | None = "",
+    kind: Literal["value", "toggle", "switch", "list"] = "value",
+    flag: str = "",
+    required: bool = False,
+) -> Any:
+    """A settings field with its option: ``env=""`` derives ``CRAWLDASH_<NAME>``."""
+    shown = shown if shown is not None else ("none" if default is None else f"`{default}`")
+    described = Option(help, parse, shown, env, kind, flag, required)
+    return field(default=default, metadata={"option": described})
+
+
+def options_of(settings_type: type[Any]) -> Iterator[tuple[str, Option]]:
+    """Each field of a settings class that is an option, with its flag and variable filled in."""
+    declared: tuple[Field[Any], ...] = fields(settings_type)
+    for each in declared:
+        described = each.metadata.get("option")
+        if described is None:
+            continue
+        flag = described.flag or "--" + each.name.replace("_", "-")
+        env = f"CRAWLDASH_{each.name.upper()}" if described.env == "" else described.env
+        yield each.name, Option(**{**vars(described), "flag": flag, "env": env})
+
+
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    return _bounded(int, low, high, "a whole number")
+
+
+def seconds(low: float, high: float) -> Callable[[str], float]:
+    return _bounded(float, low, high, "a number of seconds", " seconds")
+
+
+def _bounded(
+    kind: Callable[[str], N], low: N, high: N, what: str, unit: str = ""
+) -> Callable[[str], N]:
+    """A parser of ``kind`` numbers from ``low`` to ``high``."""
+
+    def parse(text: str) -> N:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not {what}") from None
+        if not low <= value <= high:
+            raise ValueError(f"{value} is outside {low}-{high}{unit}")
+        return value
+
+    return parse
+
+
+def byte_size(text: str) -> int:
+    """Bytes, with an optional K, M or G suffix (powers of 1024)."""
+    number, unit = text.strip().lower().rstrip("b"), ""
+    if number[-1:] in _SIZE_UNITS:
+        number, unit = number[:-1], number[-1]
+    try:
+        value = int(number) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise ValueError(f"{text!r} is not a size such as 268435456 or 256M") from None
+    if value < 1:
+        raise ValueError("the size must be at least 1 byte")
+    return value
+
+
+def log_level(text: str) -> str:
+    if text.lower() not in LOG_LEVELS:
+        raise ValueError(f"invalid choice: {text!r} (choose from {', '.join(LOG_LEVELS)})")
+    return text.lower()
+
+
+def on_off(text: str) -> bool:
+    if text.lower() in _TRUE + _FALSE:
+        return text.lower() in _TRUE
+    raise ValueError(f"{text!r} is not on or off (1/0, true/false, yes/no)")
+
+
+def origins(text: str) -> tuple[str, ...]:
+    """Comma-separated origins; ``*`` for any."""
+    return tuple(origin.strip() for origin in text.split(",") if origin.strip())
+
+
+def markdown_table(settings_type: type[Any], skip: tuple[str, ...] = ()) -> str:
+    """The README's table of a command's options, made from the declarations above."""
+    lines = ["| option | environment | default | meaning |", "| --- | --- | --- | --- |"]
+    for name, described in options_of(settings_type):
+        if name in skip:
+            continue
+        flag = f"`{described.flag}`"
+        if described.kind == "toggle":
+            flag += f" / `--no-{described.flag[2:]}`"
+        env = f"`{described.env}`" if described.env else "none"
+        lines.append(f"| {flag} | {env} | {described.shown} | {described.help} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,62 @@
+"""The JSON endpoints: methods bound to the state they answer from, each a few lines that
+pick pre-encoded bytes and hand them to ``responses``."""
+
+from __future__ import annotations
+
+from aiohttp import hdrs, web
+
+from ..live.bodies import Representation
+from ..live.state import State
+from .errors import no_snapshot, not_acceptable
+from .queries import check_query, history_query
+from .responses import negotiate, plain, respond
+
+
+class Api:
+    """``/api/snapshot``, ``/api/status``, ``/api/history``, ``/api/check`` and the schema."""
+
+    def __init__(self, state: State, openapi: Representation, cache_max_age: int | None) -> None:
+        self.state = state
+        self.openapi_body = openapi
+        self.cache_max_age = cache_max_age  # None: until the next crawl is due
+
+    async def snapshot(self, request: web.Request) -> web.Response:
+        served = self.state.snapshot
+        if served is None:
+            raise no_snapshot()
+        body = served.representations[coding_for(request)]
+        return respond(request, body, self.until_next_crawl(), vary=True)
+
+    async def status(self, request: web.Request) -> web.Response:
+        return respond(request, self.state.status_body(), "no-cache")
+
+    async def history(self, request: web.Request) -> web.Response:
+        query = request.rel_url.raw_query_string
+        limit, by_network = history_query(query, self.state.history.capacity)
+        body = self.state.history.body(limit, by_network, coding_for(request))
+        return respond(request, body, self.until_next_crawl(), vary=True)
+
+    async def check(self, request: web.Request) -> web.Response:
+        address = check_query(request.rel_url.raw_query_string)
+        served = self.state.snapshot
+        if served is None:
+            raise no_snapshot()
+        return plain(served.check_body(address))
+
+    async def openapi(self, request: web.Request) -> web.Response:
+        return respond(request, self.openapi_body, "public, max-age=3600")
+
+    def until_next_crawl(self) -> str:
+        """Cache-Control for data that changes with the next crawl."""
+        max_age = self.cache_max_age
+        if max_age is None:
+            max_age = self.state.seconds_to_next_crawl()
+        return "no-cache" if max_age is None else f"public, max-age={max_age}"
+
+
+def coding_for(request: web.Request) -> str:
+    """The content coding to answer in; 406 if the client refuses all three."""
+    coding = negotiate(request.headers.get(hdrs.ACCEPT_ENCODING))
+    if coding is None:
+        raise not_acceptable()
+    return coding

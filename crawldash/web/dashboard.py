@@ -1,0 +1,49 @@
+"""The dashboard page: files shipped inside the package, read and tagged once at start-up."""
+
+from __future__ import annotations
+
+import time
+from importlib import resources
+
+from aiohttp import web
+
+from ..live.bodies import Representation, represent
+from .errors import ApiError
+from .responses import respond
+
+FILES = ("index.html", "app.js", "style.css", "vendor/uPlot.iife.min.js", "vendor/uPlot.min.css")
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+}
+# Everything the page loads comes from crawldash itself: it works on an offline network.
+CSP = {
+    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+}
+
+
+class Dashboard:
+    """``/`` and ``/static/{name}``, from the package's ``static`` folder."""
+
+    def __init__(self) -> None:
+        root = resources.files("crawldash") / "static"
+        started = time.time()
+        self.files: dict[str, tuple[Representation, str]] = {}
+        for path in FILES:
+            body = (root / path).read_bytes()
+            self.files[path] = (represent(body, started), CONTENT_TYPES[path[path.rindex(".") :]])
+
+    async def index(self, request: web.Request) -> web.Response:
+        return self._file(request, "index.html")
+
+    async def static(self, request: web.Request) -> web.Response:
+        return self._file(request, request.match_info["name"])
+
+    def _file(self, request: web.Request, name: str) -> web.Response:
+        found = self.files.get(name)
+        if found is None:
+            raise ApiError(404, "not_found", f"no such file: /static/{name}")
+        representation, content_type = found
+        return respond(request, representation, "no-cache", content_type=content_type, extra=CSP)

@@ -1,0 +1,78 @@
+"""The package's layout keeps its rules: one-way imports, handlers bound to what they use,
+short modules, and one declaration per option, which the README's tables follow."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crawldash import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "crawldash"
+MAX_MODULE_LINES = 250
+
+
+def test_import_contracts_are_kept():
+    lint_imports = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert lint_imports is not None, "import-linter is a development dependency"
+    run = subprocess.run([lint_imports], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "3 kept, 0 broken" in run.stdout
+
+
+@pytest.mark.parametrize("folder", ["web", "ops"])
+def test_no_handler_looks_up_an_app_key(folder: str):
+    """Handlers get their collaborators when create_app builds them, not from request.app."""
+    for path in (PACKAGE / folder).glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in ("app", "config_dict"):
+                value = node.value
+                assert not (isinstance(value, ast.Name) and value.id == "request"), (
+                    f"{path.name}:{node.lineno} looks up request.{node.attr}"
+                )
+
+
+def test_modules_are_short():
+    for path in PACKAGE.rglob("*.py"):
+        lines = len(path.read_text().splitlines())
+        assert lines <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)} has {lines} lines"
+
+
+def test_nosniff_is_set_in_one_place():
+    setting = [
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if "nosniff" in path.read_text()
+    ]
+    assert setting == ["web/responses.py"]
+
+
+@pytest.mark.parametrize("command", list(cli.COMMANDS))
+def test_readme_option_tables_match_the_declarations(command: str, capsys):
+    """The README shows each command's table as `crawldash options COMMAND` prints it."""
+    assert cli.main(["options", command]) == 0
+    printed = capsys.readouterr().out
+    readme = (ROOT / "README.md").read_text()
+    found = re.search(
+        rf"<!-- options {re.escape(command)} -->\n(.*?)<!-- /options -->", readme, re.DOTALL
+    )
+    assert found is not None, f"README.md has no options table for {command}"
+    assert found.group(1) == printed, f"regenerate it: crawldash options {command}"
+
+
+@pytest.mark.parametrize("command", list(cli.COMMANDS))
+def test_every_option_has_help(command: str):
+    parser = cli.build_parser()
+    subcommands = next(a for a in parser._actions if a.dest == "command")
+    sub = subcommands.choices[command]  # type: ignore[index]
+    for action in sub._actions:
+        if action.dest != "help":
+            assert action.help, action.option_strings
+            assert not action.help.startswith(" ["), action.option_strings
