@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import msgspec
 from aiohttp import web
 
+from .crawl.decode import Rules
 from .live.bodies import represent
 from .live.loader import LoaderProcess
 from .live.refresher import Refresher
@@ -66,7 +67,12 @@ def create_app(settings: Settings) -> web.Application:
     loader = LoaderProcess()
     store = HistoryStore.for_data_dir(settings.resolved_state_dir, settings.data_dir)
     refresher = Refresher(
-        state, store, loader, data_dir=settings.data_dir, max_file_size=settings.max_file_size
+        state,
+        store,
+        loader,
+        data_dir=settings.data_dir,
+        rules=Rules(settings.max_file_size, settings.allow_empty_crawls),
+        max_clock_skew=settings.max_clock_skew,
     )
     watcher = Watcher(
         refresher,
@@ -74,7 +80,7 @@ def create_app(settings: Settings) -> web.Application:
         debounce_ms=settings.debounce_ms,
         force_polling=settings.force_polling,
     )
-    metrics = Metrics(state, refresher.rejected, watcher, requests)
+    metrics = Metrics(state, refresher.rejected, watcher, refresher.saver, requests)
     refresher.observers.append(metrics.refresh.observe)
     events = Broadcaster(
         state, max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
@@ -82,7 +88,8 @@ def create_app(settings: Settings) -> web.Application:
     openapi = represent(msgspec.json.encode(build_openapi()), time.time())
     api = Api(state, openapi, settings.cache_max_age)
     cors = Cors(settings.cors_origins) if settings.cors_origins else None
-    table = route_table(api, events, Dashboard(), Health(state, watcher), metrics)
+    health = Health(state, watcher, refresher.saver)
+    table = route_table(api, events, Dashboard(), health, metrics)
     requests.label_routes(add_routes(app, table, cors))
     if cors is not None:
         app.on_response_prepare.append(cors.add_headers)
@@ -94,6 +101,7 @@ def create_app(settings: Settings) -> web.Application:
         events,
     )
     app.cleanup_ctx.append(keep_fresh)
+    app.on_shutdown.append(events.end_streams)  # so that the server stops at once
     return app
 
 
@@ -101,16 +109,17 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
     """Load what is on disk, then keep it fresh in the background until shutdown."""
     refresher, watcher, loader = app[REFRESHER], app[WATCHER], app[LOADER]
     await asyncio.to_thread(refresher.restore_history)
-    try:
-        # Older crawls are counted after the server listens, but for a few small ones.
-        await refresher.refresh(count_bytes=STARTUP_COUNT_BYTES)
-    except OSError as exc:
-        log.error("cannot read the data folder %s: %s", refresher.data_dir, exc)
+    if refresher.data_dir.is_dir():  # if not, the watcher says so and waits for it
+        try:
+            # Older crawls are counted after the server listens, but for a few small ones.
+            await refresher.refresh(count_bytes=STARTUP_COUNT_BYTES)
+        except OSError as exc:
+            log.error("cannot read the data folder %s: %s", refresher.data_dir, exc)
     loader.start()
     stop = asyncio.Event()
     tasks = [
         asyncio.create_task(watcher.run(stop), name="crawldash-watcher"),
-        asyncio.create_task(_later(refresher.backfill), name="crawldash-backfill"),
+        asyncio.create_task(_later(refresher.keep_counting), name="crawldash-counting"),
         asyncio.create_task(_later(loader.warm_up), name="crawldash-loader-start"),
     ]
     yield
@@ -120,14 +129,11 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
-    await refresher.flush()
+    await refresher.saver.close()
     await loader.close()
 
 
 async def _later(work: Callable[[], Awaitable[None]]) -> None:
     """``work``, once the server has had time to bind and answer first."""
     await asyncio.sleep(BACKFILL_DELAY)
-    try:
-        await work()
-    except OSError as exc:  # the folder is missing: the watcher's refreshes count crawls later
-        log.error("%s stopped: %s", getattr(work, "__name__", "work"), exc)
+    await work()

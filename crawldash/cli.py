@@ -18,11 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
-from aiohttp import web
-
 from . import __version__
 from .app import create_app
 from .ops.logs import configure_logging
+from .ops.startup import check_can_start, default_max_connections, raise_open_file_limit
 from .ops.workers import run_workers
 from .options import markdown_table, options_of
 from .settings import (
@@ -32,6 +31,8 @@ from .settings import (
     Settings,
 )
 from .tools.demo import write_demo
+from .web import server
+from .web.server import StartupError
 
 log = logging.getLogger("crawldash")
 S = TypeVar("S")
@@ -137,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"crawldash {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except StartupError as exc:
+        print(f"crawldash {args.command}: error: {exc}", file=sys.stderr)
+        return 1
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -185,6 +189,7 @@ def run_bridge(bridge_settings: BridgeSettings) -> int:
 
 
 def serve(settings: Settings) -> None:
+    check_can_start(settings.resolved_state_dir, settings.max_file_size)
     if not is_loopback(settings.host):
         log.warning(
             "binding to %s, which is not a loopback address: crawldash has no authentication, "
@@ -200,15 +205,22 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
     """One server process; with ``reuse_port`` it shares the port with other workers."""
     if reuse_port:  # a spawned worker: it starts with no logging set up
         configure_logging(settings.log_level)
-    log.info("serving %s on http://%s:%d", settings.data_dir, settings.host, settings.port)
-    web.run_app(
+    open_files = raise_open_file_limit()
+    connections = settings.max_connections or default_max_connections(open_files)
+    log.info(
+        "serving %s on http://%s:%d open_files=%d max_connections=%d",
+        settings.data_dir,
+        settings.host,
+        settings.port,
+        open_files,
+        connections,
+    )
+    server.run(
         create_app(settings),
         host=settings.host,
         port=settings.port,
-        print=None,
-        backlog=1024,
-        handler_cancellation=True,  # a client that goes away ends its event stream at once
-        reuse_port=reuse_port or None,
+        max_connections=connections,
+        reuse_port=reuse_port,
     )
 
 

@@ -99,6 +99,8 @@ class StatusBody(Base, frozen=True):
     snapshot_age: int | None
     stale: bool
     stuck: bool
+    stuck_reason: str | None  # "no_update", "state" or null
+    updated_at_ahead: bool  # status.json's updated_at is ahead of this machine's clock
     next_crawl_expected: int | None
     history_complete: bool
 

@@ -45,5 +45,7 @@ def add_routes(app: web.Application, table: dict[str, Handler], cors: Cors | Non
         if cors is not None:
             resource.add_route("OPTIONS", cors.preflight)
         resource.add_route("*", not_allowed)
-    app.router.add_route("*", "/{tail:.*}", not_found)
+    # Any other path, newlines and all. (aiohttp answers a request whose target is not a
+    # path, CONNECT's host:port or *, and unknown methods itself, in plain text.)
+    app.router.add_route("*", r"/{tail:[\s\S]*}", not_found)
     return list(table)

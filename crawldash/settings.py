@@ -54,6 +54,20 @@ class Settings:
         byte_size,
         shown="`256M`",
     )
+    max_clock_skew: int = option(
+        3600,
+        "seconds a crawl may be named ahead of this machine's clock; later ones are rejected "
+        "as `future`",
+        whole_number(0, 10**9),
+    )
+    allow_empty_crawls: bool = option(
+        False,
+        "serve crawls that list no nodes (a crawler that can legitimately find nothing); "
+        "otherwise they are rejected as `empty`",
+        on_off,
+        shown="off",
+        kind="toggle",
+    )
     cache_max_age: int | None = option(
         None,
         "`max-age` of snapshot and history",
@@ -74,6 +88,12 @@ class Settings:
     )
     log_level: str = option("info", "`debug`, `info`, `warning` or `error`", log_level)
     access_log: bool = option(True, "one line per request", on_off, shown="on", kind="toggle")
+    max_connections: int | None = option(
+        None,
+        "open connections; more are answered 503 and closed at once",
+        whole_number(1, 1_000_000),
+        shown="half the open-file limit, at most 10000",
+    )
     max_subscribers: int = option(100, "concurrent `/api/events` clients", whole_number(1, 100_000))
     workers: int = option(
         1, "server processes sharing the port (see Benchmarks)", whole_number(1, 64)

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 
 def free_port() -> int:
@@ -22,13 +28,21 @@ def free_port() -> int:
 
 @contextmanager
 def serving(
-    data_dir: Path, state_dir: Path, *options: str, logs: list[str] | None = None
+    data_dir: Path,
+    state_dir: Path,
+    *options: str,
+    logs: list[str] | None = None,
+    prefix: Sequence[str] = (),
+    python: str = sys.executable,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
-    """Run ``python -m crawldash serve`` until it answers; yield its base URL; stop it with
-    SIGINT and check that it exited cleanly. Its standard error goes into ``logs``."""
+    """Run ``python -m crawldash serve`` (behind ``prefix``: setpriv, prlimit) until it
+    answers; yield its base URL; stop it with SIGINT and check that it exited cleanly.
+    Its standard error goes into ``logs``."""
     port = free_port()
     command = [
-        sys.executable,
+        *prefix,
+        python,
         "-m",
         "crawldash",
         "serve",
@@ -40,8 +54,10 @@ def serving(
         str(port),
         *options,
     ]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    server = subprocess.Popen(
+        command, env={**environment, **(env or {})}, stderr=subprocess.PIPE, text=True
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 15
@@ -61,3 +77,29 @@ def serving(
             logs.append(stderr)
     assert server.returncode == 0, stderr
     assert "Traceback" not in stderr, stderr
+
+
+AS_NOBODY = ("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups")
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def as_nobody() -> dict[str, Any]:
+    """``serving()`` arguments that run crawldash as the nobody user, with the system's
+    Python (this test run's may live in a folder only root can enter, as under pyenv) and
+    this checkout and its virtualenv's packages on the path."""
+    if not Path(SYSTEM_PYTHON).exists() or shutil.which("setpriv") is None:
+        pytest.skip("needs setpriv and the system's python3 to run as another user")
+    packages = sysconfig.get_paths()["purelib"]
+    root = Path(__file__).resolve().parent.parent
+    return {
+        "prefix": AS_NOBODY,
+        "python": SYSTEM_PYTHON,
+        "env": {"PYTHONPATH": f"{root}{os.pathsep}{packages}"},
+    }
+
+
+def shared_folder() -> Path:
+    """A fresh folder under /tmp that another user can enter (pytest's tmp_path cannot)."""
+    folder = Path(tempfile.mkdtemp(prefix="crawldash-test-"))
+    folder.chmod(0o755)
+    return folder

@@ -106,6 +106,8 @@ async def test_empty_folder_answers_503_and_unknown_status(client: Client):
         "snapshot_age": None,
         "stale": True,
         "stuck": False,
+        "stuck_reason": None,
+        "updated_at_ahead": False,
         "history_complete": True,
         "next_crawl_expected": None,
     }

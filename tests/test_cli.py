@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from crawldash import cli
 from crawldash.settings import Settings
+from crawldash.web import server
 
 from .factories import export_body, rows, write_snapshot, write_status
 from .process import serving
@@ -70,10 +70,9 @@ def test_bad_environment_value_exits_2_naming_the_variable(monkeypatch, capsys):
 
 def test_non_loopback_bind_warns(monkeypatch, caplog, tmp_path: Path):
     started: list[dict[str, Any]] = []
-    monkeypatch.setattr(web, "run_app", lambda app, **kw: started.append(kw))
-    cli.serve(Settings(data_dir=tmp_path, host="0.0.0.0"))
-    cli.serve(Settings(data_dir=tmp_path, host="127.0.0.1"))
-    cli.serve(Settings(data_dir=tmp_path, host="::1"))
+    monkeypatch.setattr(server, "run", lambda app, **kw: started.append(kw))
+    for host in ("0.0.0.0", "127.0.0.1", "::1"):
+        cli.serve(Settings(data_dir=tmp_path, state_dir=tmp_path / "s", host=host))
     warnings = [r.getMessage() for r in caplog.records if "no authentication" in r.getMessage()]
     assert len(warnings) == 1
     assert "0.0.0.0" in warnings[0]

@@ -6,9 +6,13 @@ import logging
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from crawldash.app import REFRESHER, STATE, create_app
+from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import list_data_dir
+from crawldash.live import bodies
+from crawldash.live import history as history_module
 from crawldash.live.history import History, HistoryEntry
 from crawldash.live.loader import LoaderProcess
 from crawldash.live.refresher import Refresher
@@ -16,6 +20,7 @@ from crawldash.live.state import State
 from crawldash.live.store import HistoryStore
 from crawldash.settings import Settings
 
+from .conftest import eventually
 from .factories import export_body, rows, write_snapshot
 
 TS = 1_700_000_000
@@ -60,17 +65,14 @@ def test_store_round_trips_and_is_per_data_dir(tmp_path: Path):
     assert not list((tmp_path / "state").glob(".*tmp"))  # no temporary files left behind
 
 
-def test_unreadable_index_is_rebuilt_and_unwritable_one_is_said_once(tmp_path: Path, caplog):
+def test_unreadable_index_is_rebuilt_and_unwritable_one_raises(tmp_path: Path):
     store = HistoryStore(tmp_path / "index.json")
     store.path.write_bytes(b"{torn")
     assert store.load() == []
     blocked = HistoryStore(tmp_path / "a-file" / "index.json")
     (tmp_path / "a-file").write_text("not a folder")
-    for _ in range(3):
+    with pytest.raises(FileExistsError):
         blocked.save([HistoryEntry(1, 1)])
-    said = [r for r in caplog.records if "cannot write the history index" in r.getMessage()]
-    assert len(said) == 1
-    assert blocked.failed
 
 
 async def test_points_of_pruned_files_survive_a_restart(aiohttp_client, settings, data_dir):
@@ -95,9 +97,16 @@ async def test_unwritable_state_dir_runs_from_memory(aiohttp_client, tmp_path, d
     client = await aiohttp_client(create_app(settings))
     history = await (await client.get("/api/history")).json()
     assert [p["reachable"] for p in history] == [3, 4]
+
+    async def failing() -> bool:
+        return client.app[REFRESHER].saver.error is not None
+
+    await eventually(failing)
+    health = await (await client.get("/healthz")).json()
+    assert "the history index cannot be written" in health["warnings"][0]
     await client.close()
     said = [r for r in caplog.records if "cannot write the history index" in r.getMessage()]
-    assert len(said) == 1
+    assert len(said) == 1  # the retries within 10 s are not logged again
     assert said[0].levelno == logging.WARNING
 
 
@@ -161,7 +170,7 @@ async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, 
     write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
     state = State(history_size=10)
     store = HistoryStore(tmp_path / "history.json")
-    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, max_file_size=10**7)
+    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, rules=Rules(10**7))
     await refresher.refresh()
     write_snapshot(data_dir, 1_700_000_600, export_body(rows(4)))
     await refresher.refresh(changed={"status.json"})  # the new crawl went unseen
@@ -170,7 +179,7 @@ async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, 
     monkeypatch.setattr("crawldash.live.refresher.FULL_LISTING_SECONDS", 0.0)
     await refresher.refresh(changed={"status.json"})
     assert state.snapshot.timestamp == 1_700_000_600
-    await refresher.flush()
+    await refresher.saver.flush()
 
 
 async def test_a_refresh_can_count_only_as_many_bytes_of_crawls_as_allowed(tmp_path, data_dir):
@@ -180,7 +189,7 @@ async def test_a_refresh_can_count_only_as_many_bytes_of_crawls_as_allowed(tmp_p
     size = (data_dir / "1700000000.json").stat().st_size
     state = State(history_size=10)
     store = HistoryStore(tmp_path / "history.json")
-    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, max_file_size=10**7)
+    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, rules=Rules(10**7))
     await refresher.refresh(count_bytes=2 * size)
     assert [e.timestamp for e in state.history.entries()] == [
         1_700_000_600,
@@ -189,4 +198,57 @@ async def test_a_refresh_can_count_only_as_many_bytes_of_crawls_as_allowed(tmp_p
     ]  # the newest, served, then the two newest older crawls that fit
     await refresher.refresh()
     assert len(state.history) == 4
-    await refresher.flush()
+    await refresher.saver.flush()
+
+
+async def test_distinct_limits_cost_no_more_compression_than_a_handful(
+    aiohttp_client, settings, data_dir, monkeypatch
+):
+    """Cycling 1,000 limit values with br and gzip compresses only the few standard lengths
+    (a day, a week, a month, all) once each; every answer is still right."""
+    store = HistoryStore.for_data_dir(settings.resolved_state_dir, data_dir)
+    store.save([HistoryEntry(TS - 600 * i, 100 + i % 7) for i in range(5000, 0, -1)])
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    compressions: list[str] = []
+    encoded = bodies.encoded
+
+    def counting(identity, coding):
+        compressions.append(coding)
+        return encoded(identity, coding)
+
+    monkeypatch.setattr(history_module, "encoded", counting)
+    client = await aiohttp_client(create_app(settings))
+    for limit in [*range(1, 1001), 144, 1008, 4320, 10**9]:
+        for coding in ("br", "gzip"):
+            response = await client.get(
+                f"/api/history?limit={limit}", headers={"Accept-Encoding": coding}
+            )
+            points = await response.json()
+            assert len(points) == min(limit, 5001)
+    assert len(compressions) <= 8, compressions  # 4 lengths x 2 codings, once each
+
+
+async def test_a_failing_index_save_is_retried_and_reported(aiohttp_client, settings, data_dir):
+    state_dir = settings.resolved_state_dir
+    state_dir.parent.mkdir(parents=True, exist_ok=True)
+    state_dir.write_text("a file where the state folder should be")
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    client = await aiohttp_client(create_app(settings))
+    saver = client.app[REFRESHER].saver
+
+    async def failed() -> bool:
+        return bool(saver.failures >= 1)
+
+    await eventually(failed)
+    metrics = await (await client.get("/metrics")).text()
+    assert "crawldash_history_index_save_failures_total 1.0" in metrics or saver.failures > 1
+    state_dir.unlink()  # the disk has room again, say
+
+    async def saved() -> bool:
+        return saver.saved_at is not None and saver.error is None
+
+    await eventually(saved, within=10)  # retried with back-off, not given up
+    assert [e.timestamp for e in HistoryStore.for_data_dir(state_dir, data_dir).load()] == [TS]
+    metrics = await (await client.get("/metrics")).text()
+    assert "crawldash_history_index_saved_timestamp_seconds" in metrics
+    assert "warnings" not in await (await client.get("/healthz")).json()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from crawldash.app import REFRESHER, create_app
+from crawldash.app import REFRESHER, WATCHER, create_app
 from crawldash.settings import Settings
 
 from .conftest import Client, eventually
@@ -96,9 +96,13 @@ async def test_metrics_move_with_their_causes(aiohttp_client, settings, data_dir
     assert after[("crawldash_watcher_up", ())] == 1
 
 
-async def test_watcher_down_shows_in_health_and_metrics(aiohttp_client, tmp_path: Path):
-    settings = Settings(data_dir=tmp_path / "missing", state_dir=tmp_path / "s")
-    client = await aiohttp_client(create_app(settings))
+async def test_watcher_down_shows_in_health_and_metrics(aiohttp_client, settings):
+    def broken(*_args: object, **_kwargs: object) -> object:
+        raise OSError(24, "Too many open files")
+
+    app = create_app(settings)
+    app[WATCHER].awatch = broken  # type: ignore[assignment]
+    client = await aiohttp_client(app)
 
     async def restarted() -> bool:
         return (await scrape(client))[("crawldash_watcher_restarts_total", ())] >= 1

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from crawldash.crawl.decode import Rules
 from crawldash.live.loader import LoaderProcess
 from crawldash.live.refresher import Refresher
 from crawldash.live.state import State
@@ -44,7 +46,7 @@ class FakeAwatch:
 def make_watcher(data_dir: Path, tmp_path: Path, awatch: FakeAwatch) -> tuple[Watcher, State]:
     state = State(history_size=100, stale_after=3600)
     store = HistoryStore(tmp_path / "index.json")
-    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, max_file_size=1 << 20)
+    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, rules=Rules(1 << 20))
     return Watcher(refresher, data_dir, awatch=awatch), state
 
 
@@ -65,16 +67,22 @@ async def test_failing_watcher_is_restarted_and_falls_back_to_polling(data_dir, 
     assert not watcher.alive
 
 
-async def test_missing_folder_is_retried_without_polling(tmp_path, caplog):
+async def test_missing_folder_is_waited_for_not_a_failure(tmp_path, caplog):
     data_dir = tmp_path / "later"
     awatch = FakeAwatch([set()], [set()])
     watcher, state = make_watcher(data_dir, tmp_path, awatch)
     stop = asyncio.Event()
     task = asyncio.create_task(watcher.run(stop))
-    await eventually(lambda: _true(watcher.restarts == 1))
-    assert any("later" in r.getMessage() for r in caplog.records)
+    await eventually(lambda: _true(state.data_dir_problem is not None))
+    assert "does not exist yet; waiting for it" in (state.data_dir_problem or "")
+    waiting = [r for r in caplog.records if "waiting for it" in r.getMessage()]
+    assert [r.levelno for r in waiting] == [logging.WARNING]
     write_snapshot(data_dir, TS, export_body(rows(2)))
-    await eventually(lambda: _true(state.snapshot is not None), within=5)
+    took = await eventually(lambda: _true(state.snapshot is not None), within=5)
+    assert took < 1.0  # picked up within a second of its creation
+    assert state.data_dir_problem is None
+    assert watcher.restarts == 0
+    assert len([r for r in caplog.records if "waiting for it" in r.getMessage()]) == 1
     assert all(not call["force_polling"] for call in awatch.calls)
     stop.set()
     await asyncio.wait_for(task, 2)

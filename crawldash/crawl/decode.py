@@ -9,15 +9,22 @@ from pathlib import Path
 
 import msgspec
 
-from ..models import AddressOnly, ApiSnapshot, ApiSnapshotKeys, CrawlerStatus, ExportRow, NodeRow
+from ..models import ApiSnapshot, CrawlerStatus, ExportRow, NodeRow
 from .address import NETWORKS, AddressError, canonical_address, network_of, parse_address
 from .files import LoadError, read_file
 
 _export_decoder = msgspec.json.Decoder(list[ExportRow])
 _api_decoder = msgspec.json.Decoder(ApiSnapshot)
-_export_count_decoder = msgspec.json.Decoder(list[AddressOnly])
-_api_count_decoder = msgspec.json.Decoder(ApiSnapshotKeys)
 _status_decoder = msgspec.json.Decoder(CrawlerStatus)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a crawl file must be to be served or counted: the loader and the counting of
+    older crawls apply the same rules, so only crawls that could be served get points."""
+
+    max_file_size: int
+    allow_empty: bool = False  # serve crawls with no nodes (a crawler that found nothing)
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,7 @@ def _form(data: bytes) -> bytes:
     return first
 
 
-def decode_snapshot(data: bytes, timestamp: int) -> Snapshot:
+def decode_snapshot(data: bytes, timestamp: int, allow_empty: bool = False) -> Snapshot:
     """Decode either snapshot form; the later of two rows for one address wins."""
     try:
         if _form(data) == b"[":
@@ -46,11 +53,19 @@ def decode_snapshot(data: bytes, timestamp: int) -> Snapshot:
         else:
             api = _api_decoder.decode(data)
             nodes, skipped = _index_keys(api.nodes)
-    except msgspec.DecodeError as exc:
-        raise LoadError("decode", f"does not decode: {exc}") from None
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise LoadError("decode", f"does not decode: {_decode_reason(exc)}") from None
     if skipped and not nodes:
         raise LoadError("no_usable_rows", f"none of its {skipped} rows has a usable address")
+    if not nodes and not allow_empty:
+        raise LoadError(
+            "empty", "the crawl lists no nodes (--allow-empty-crawls serves such crawls)"
+        )
     return Snapshot(timestamp, nodes, consensus_height(nodes.values()), skipped)
+
+
+def _decode_reason(error: Exception) -> str:
+    return "nested too deeply" if isinstance(error, RecursionError) else str(error)
 
 
 def _index_rows(rows: Iterable[tuple[str, int, NodeRow]]) -> tuple[dict[str, NodeRow], int]:
@@ -83,20 +98,11 @@ def consensus_height(nodes: Iterable[NodeRow]) -> int:
     return max(heights.items(), key=lambda item: (item[1], item[0]))[0]
 
 
-def count_nodes(data: bytes) -> tuple[int, tuple[int, ...]]:
-    """Unique usable addresses in a snapshot, in all and per network (in NETWORKS order),
-    without building its nodes."""
-    try:
-        if _form(data) == b"[":
-            keys = {
-                _key_or_none(row.address, row.port) for row in _export_count_decoder.decode(data)
-            }
-        else:
-            keys = {_parsed_or_none(key) for key in _api_count_decoder.decode(data).nodes}
-    except msgspec.DecodeError as exc:
-        raise LoadError("decode", f"does not decode: {exc}") from None
-    keys.discard(None)
-    return len(keys), count_networks(key for key in keys if key is not None)
+def count_nodes(data: bytes, allow_empty: bool = False) -> tuple[int, tuple[int, ...]]:
+    """Unique usable addresses in a snapshot, in all and per network (in NETWORKS order).
+    Decoded whole, as the loader decodes it: a crawl it would refuse is refused here too."""
+    nodes = decode_snapshot(data, 0, allow_empty).nodes
+    return len(nodes), count_networks(nodes)
 
 
 def count_networks(keys: Iterable[str]) -> tuple[int, ...]:
@@ -105,32 +111,18 @@ def count_networks(keys: Iterable[str]) -> tuple[int, ...]:
     return tuple(counts.get(network, 0) for network in NETWORKS)
 
 
-def _key_or_none(host: str, port: int) -> str | None:
-    try:
-        return canonical_address(host, port)
-    except AddressError:
-        return None
-
-
-def _parsed_or_none(key: str) -> str | None:
-    try:
-        return parse_address(key)
-    except AddressError:
-        return None
-
-
 def decode_status(data: bytes) -> CrawlerStatus:
     try:
         return _status_decoder.decode(data)
-    except msgspec.DecodeError as exc:
-        raise LoadError("decode", f"does not decode: {exc}") from None
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise LoadError("decode", f"does not decode: {_decode_reason(exc)}") from None
 
 
-def read_status(path: Path, max_size: int) -> CrawlerStatus:
+def read_status(path: Path, rules: Rules) -> CrawlerStatus:
     """``status.json``, read and decoded."""
-    return decode_status(read_file(path, max_size)[0])
+    return decode_status(read_file(path, rules.max_file_size)[0])
 
 
-def read_count(path: Path, max_size: int) -> tuple[int, tuple[int, ...]]:
+def read_count(path: Path, rules: Rules) -> tuple[int, tuple[int, ...]]:
     """A crawl file's node count, in all and per network."""
-    return count_nodes(read_file(path, max_size)[0])
+    return count_nodes(read_file(path, rules.max_file_size)[0], rules.allow_empty)

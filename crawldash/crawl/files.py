@@ -6,14 +6,18 @@ Everything here blocks (file I/O); the refresher runs it in a worker thread.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 STATUS_NAME = "status.json"
+_STEP = 1 << 20  # bytes read at a time from a file that grows while it is read
 _SNAPSHOT_NAME = re.compile(r"([0-9]{1,12})\.json")
 
 
@@ -99,9 +103,8 @@ def _scan(data_dir: Path) -> tuple[dict[int, tuple[str, FileVersion]], FileVersi
         for entry in entries:
             if not is_crawler_file(entry.name):
                 continue
-            try:
-                version = FileVersion.of(entry.stat())
-            except FileNotFoundError:
+            version = _version(Path(entry.path))
+            if version is None:
                 continue
             timestamp = snapshot_timestamp(entry.name)
             if timestamp is None:
@@ -112,26 +115,65 @@ def _scan(data_dir: Path) -> tuple[dict[int, tuple[str, FileVersion]], FileVersi
 
 
 def _version(path: Path) -> FileVersion | None:
+    """The version of what the name stands for; of the name itself where that cannot be
+    followed (a link in a loop, to nothing, or out of reach): reading it is then refused,
+    as that entry's problem. None if the name is gone."""
     try:
         return FileVersion.of(path.stat())
-    except FileNotFoundError:
-        return None
+    except OSError:
+        try:
+            return FileVersion.of(path.lstat())
+        except FileNotFoundError:
+            return None
 
 
 def read_file(path: Path, max_size: int) -> tuple[bytes, FileVersion]:
-    """Read a whole file, refusing empty and over-large ones. FileNotFoundError passes through."""
-    with path.open("rb") as handle:
-        info = os.fstat(handle.fileno())
+    """Read a whole regular file, refusing empty, over-large and unreadable ones; never
+    blocks on a FIFO or a device, never allocates more than the file holds.
+    FileNotFoundError passes through: the file was removed since it was listed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise LoadError("unreadable", "a symbolic link to nothing") from None
+        raise
+    except OSError as exc:
+        raise LoadError("unreadable", _reason(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise LoadError("not_a_file", "not a regular file (a folder, FIFO, socket or device)")
         if info.st_size > max_size:
             raise LoadError(
                 "too_large", f"{info.st_size} bytes is over the limit of {max_size} bytes"
             )
-        data = handle.read(max_size + 1)
+        with open(fd, "rb", buffering=0, closefd=False) as handle:
+            data = _read_bounded(handle, info.st_size, max_size)
+    except OSError as exc:
+        raise LoadError("unreadable", _reason(exc)) from None
+    finally:
+        os.close(fd)
     if len(data) > max_size:
         raise LoadError("too_large", f"grew past the limit of {max_size} bytes while being read")
     if not data.strip():
         raise LoadError("empty", "the file is empty")
     return data, FileVersion.of(info)
+
+
+def _read_bounded(handle: io.FileIO, size: int, max_size: int) -> bytes:
+    """What the file holds, reading at most ``max_size + 1`` bytes; a file that grows while
+    it is read is read on in steps, so nothing is allocated for bytes that are not there."""
+    parts = [handle.read(size + 1) or b""]
+    total = len(parts[0])
+    while total > size and total <= max_size and (part := handle.read(_STEP)):
+        parts.append(part)
+        total += len(part)
+    return b"".join(parts)
+
+
+def _reason(error: OSError) -> str:
+    name = errno.errorcode.get(error.errno or 0, "error")
+    return f"{error.strerror or error} ({name})"
 
 
 def write_atomically(path: Path, data: bytes) -> None:

@@ -14,7 +14,12 @@ from ..crawl.files import FileVersion
 from ..models import Base, HistoryPoint, NetworkCounts, NetworkPoint
 from .bodies import Representation, encoded, represent
 
-_MAX_CACHED_BODIES = 32
+# Lengths whose answers are also compressed (once per change, when first asked for): a
+# day, a week and a month of 10-minute crawls, and all that is held. Others are sliced
+# from the points' JSON and sent uncompressed, so that no query can make the server
+# compress per request.
+COMPRESSED_COUNTS = frozenset((144, 1008, 4320))
+_MAX_SLICES = 64  # uncompressed answers kept per change, by length and shape
 
 
 class HistoryEntry(Base, frozen=True, array_like=True):
@@ -40,7 +45,9 @@ class History:
         self.capacity = capacity
         self._entries: deque[HistoryEntry] = deque(maxlen=capacity)
         self._by_timestamp: dict[int, HistoryEntry] = {}
-        self._bodies: dict[tuple[int, bool, str], Representation] = {}
+        self._json: dict[int, tuple[bytes, bytes]] = {}  # each point, plain and by network
+        self._bodies: dict[tuple[int, bool, str], Representation] = {}  # compressed
+        self._slices: dict[tuple[int, bool], Representation] = {}  # uncompressed
         self._changed_at = time.time()
         self._median_interval: int | None = None
 
@@ -67,7 +74,12 @@ class History:
         else:
             self._insert(entry)
         self._by_timestamp[entry.timestamp] = entry
+        self._json[entry.timestamp] = (
+            _encoder.encode(_point(entry)),
+            _encoder.encode(_point_by_network(entry)),
+        )
         self._bodies.clear()
+        self._slices.clear()
         self._changed_at = time.time()
         self._median_interval = None
         return True
@@ -77,32 +89,45 @@ class History:
 
     def _append(self, entry: HistoryEntry) -> None:
         if len(self._entries) == self.capacity:
-            del self._by_timestamp[self._entries.popleft().timestamp]
+            self._forget(self._entries.popleft())
         self._entries.append(entry)
 
     def _insert(self, entry: HistoryEntry) -> None:
         if len(self._entries) == self.capacity:
-            del self._by_timestamp[self._entries.popleft().timestamp]
+            self._forget(self._entries.popleft())
         self._entries.insert(self._index_of(entry.timestamp), entry)
+
+    def _forget(self, entry: HistoryEntry) -> None:
+        del self._by_timestamp[entry.timestamp]
+        del self._json[entry.timestamp]
 
     def body(
         self, limit: int, by_network: bool = False, coding: str = "identity"
     ) -> Representation:
-        """The JSON array of the most recent ``limit`` points, in a content coding (identity,
-        gzip or br), encoded once per change."""
+        """The JSON array of the most recent ``limit`` points. In ``coding`` (gzip or br)
+        for the lengths in COMPRESSED_COUNTS and for all that is held, each compressed once
+        per change; uncompressed for any other length."""
         count = min(limit, len(self._entries))
+        if coding == "identity" or (count not in COMPRESSED_COUNTS and count != len(self)):
+            return self._slice(count, by_network)
         key = (count, by_network, coding)
         body = self._bodies.get(key)
         if body is None:
-            if coding == "identity":
-                recent = islice(self._entries, len(self._entries) - count, None)
-                point = _point_by_network if by_network else _point
-                body = represent(_encoder.encode([point(e) for e in recent]), self._changed_at)
-            else:
-                body = encoded(self.body(count, by_network), coding)
-            if len(self._bodies) >= _MAX_CACHED_BODIES:
-                self._bodies.clear()
-            self._bodies[key] = body
+            body = self._bodies[key] = encoded(self._slice(count, by_network), coding)
+        return body
+
+    def _slice(self, count: int, by_network: bool) -> Representation:
+        """The most recent ``count`` points, joined from each point's JSON."""
+        key = (count, by_network)
+        body = self._slices.get(key)
+        if body is None:
+            recent = islice(self._entries, len(self._entries) - count, None)
+            shape = int(by_network)
+            joined = b",".join([self._json[entry.timestamp][shape] for entry in recent])
+            body = represent(b"[" + joined + b"]", self._changed_at)
+            if len(self._slices) >= _MAX_SLICES:
+                self._slices.clear()
+            self._slices[key] = body
         return body
 
     def median_interval(self) -> int | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..crawl.decode import Snapshot, count_networks, decode_snapshot
+from ..crawl.decode import Rules, Snapshot, count_networks, decode_snapshot
 from ..crawl.files import read_file, snapshot_timestamp
 from ..models import ApiSnapshot, Base
 from .bodies import Representation, compressed, represent
@@ -74,10 +74,11 @@ class PreparedSnapshot:
         return body
 
 
-def load_snapshot(path: Path, max_size: int) -> PreparedSnapshot:
+def load_snapshot(path: Path, rules: Rules) -> PreparedSnapshot:
     """Read, decode and prepare a snapshot file: what the loader process runs."""
     timestamp = snapshot_timestamp(path.name)
     if timestamp is None:
         raise ValueError(f"{path.name} is not a snapshot file name")
-    data, version = read_file(path, max_size)
-    return PreparedSnapshot.prepare(decode_snapshot(data, timestamp), version.mtime_ns / 1e9)
+    data, version = read_file(path, rules.max_file_size)
+    snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
+    return PreparedSnapshot.prepare(snapshot, version.mtime_ns / 1e9)

@@ -4,8 +4,9 @@ Reading and decoding run off the event loop: snapshots in the loader process (a
 15,000-node snapshot takes a few hundred ms of CPU, which in a thread would hold the GIL
 against requests), everything else in worker threads. The state is changed on the event
 loop only.
-A file that cannot be used is remembered by version, logged once, and tried again when it
-changes; the last good data stays in service meanwhile.
+One entry of the folder that cannot be used (broken, unreadable, not a file, named from the
+future) is that entry's problem: it is remembered by version, logged once, and tried again
+when it changes; the newest usable crawl stays in service meanwhile.
 """
 
 from __future__ import annotations
@@ -13,24 +14,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from itertools import accumulate
 from pathlib import Path
 from typing import TypeVar
 
-from ..crawl.decode import read_count, read_status
+from ..crawl.decode import Rules, read_count, read_status
 from ..crawl.files import STATUS_NAME, FileVersion, Listing, LoadError, list_data_dir
+from .counting import Count, Counting
 from .history import HistoryEntry
 from .loader import LoaderProcess
 from .prepared import PreparedSnapshot, load_snapshot
 from .rejections import Rejections
 from .state import State
-from .store import HistoryStore
+from .store import HistoryStore, IndexSaver
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-SNAPSHOT_TRIES = 3  # older candidates tried when the newest files are unusable
-BACKFILL_BATCH = 32
+SNAPSHOT_TRIES = 3  # older candidates decoded per refresh when the newest are unusable
+COUNT_BATCH = 32
 FULL_LISTING_SECONDS = 300.0
 
 
@@ -42,30 +44,32 @@ class Refresher:
         loader: LoaderProcess,
         *,
         data_dir: Path,
-        max_file_size: int,
+        rules: Rules,
+        max_clock_skew: int = 3600,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.state = state
-        self.store = store
         self.loader = loader
         self.data_dir = data_dir
-        self.max_file_size = max_file_size
+        self.rules = rules
+        self.max_clock_skew = max_clock_skew
+        self.clock = clock
+        self.rejected = Rejections(clock)
+        self.saver = IndexSaver(store, state.history.entries, clock)
+        self.counting = Counting(state.history, self.rejected, self._count_file)
+        self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
         self._served: tuple[int, FileVersion] | None = None
         self._status_version: FileVersion | None = None
-        self.rejected = Rejections(clock)
         self._lock = asyncio.Lock()
-        self._dirty = False
-        self._saver: asyncio.Task[None] | None = None
-        self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
         self._listing: Listing | None = None
         self._listed_at = -FULL_LISTING_SECONDS  # when the folder was last listed whole
-        # Crawls that may still need counting: a refresh looks at these and at files that
-        # changed, not at every file in the folder.
-        self._uncounted: set[int] = set()
+        self._more_to_count = asyncio.Event()
 
     def restore_history(self) -> None:
-        for entry in self.store.load():
-            self.state.history.record(entry)
+        """The history index, but for points from the future (a crawl once misnamed)."""
+        for entry in self.saver.store.load():
+            if not self._is_future(entry.timestamp):
+                self.state.history.record(entry)
 
     async def refresh(
         self,
@@ -73,8 +77,8 @@ class Refresher:
         changed: Collection[str] | None = None,
         count_bytes: int | None = None,
     ) -> None:
-        """Pick up changes: status, the newest usable snapshot, and up to ``count_budget``
-        new crawls (and, if given, only as many as fit in ``count_bytes`` of files).
+        """Pick up changes: the newest usable snapshot, the status, and up to
+        ``count_budget`` new crawls (and, if given, only as many as fit in ``count_bytes``).
         ``changed``: the file names that changed, if known; the folder is listed whole at
         least every FULL_LISTING_SECONDS anyway, in case a change went unseen."""
         async with self._lock:
@@ -86,61 +90,97 @@ class Refresher:
             listing = await asyncio.to_thread(list_data_dir, self.data_dir, self._listing, changed)
             self._listing = listing
             self.rejected.begin_refresh(listing.names)
-            await self._refresh_status(listing.status)
+            if self.counting.update(listing, self._present(listing, listing.changed)):
+                self.state.history_complete = False  # until the new crawls have points
             await self._refresh_snapshot(listing)
-            pending = self._pending(listing, self._uncounted | listing.changed)
-            self._uncounted = set(pending)
+            await self._refresh_status(listing.status)
+            pending = self.counting.update(listing, ())  # less the crawl just served
             counted = pending[:count_budget]
             if count_bytes is not None:
                 sizes = accumulate(listing.snapshots[t][1].size for t in counted)
-                counted = [
-                    t for t, total in zip(counted, sizes, strict=True) if total <= count_bytes
-                ]
+                counted = [t for t, size in zip(counted, sizes, strict=True) if size <= count_bytes]
             await self._count(listing, counted)
             for observe in self.observers:
                 observe(time.perf_counter() - started)
 
-    async def backfill(self) -> None:
-        """Count every crawl the history lacks, newest first, alongside the watcher's refreshes."""
-        listing = await asyncio.to_thread(list_data_dir, self.data_dir)
-        pending = self._pending(listing, listing.snapshots.keys())
-        for start in range(0, len(pending), BACKFILL_BATCH):
-            await self._count(listing, pending[start : start + BACKFILL_BATCH])
-        self.state.history_complete = True
-        await self.flush()
+    async def keep_counting(self) -> None:
+        """Count, in batches, every crawl present that the history lacks; run until cancelled."""
+        while True:
+            await self._more_to_count.wait()
+            async with self._lock:
+                listing = self._listing
+                if listing is not None:
+                    pending = self.counting.update(listing, ())
+                    await self._count(listing, pending[:COUNT_BATCH])
+            await asyncio.sleep(0)  # let requests and refreshes in between batches
 
-    async def flush(self) -> None:
-        """Wait until the history index on disk holds what memory holds."""
-        while self._saver is not None and not self._saver.done():
-            await self._saver
+    async def _count(self, listing: Listing, timestamps: list[int]) -> None:
+        if await self.counting.count(listing, timestamps):
+            self.saver.schedule()
+        complete = not self.counting.uncounted
+        self.state.history_complete = complete
+        if complete:
+            self._more_to_count.clear()
+        else:
+            self._more_to_count.set()
+
+    def _present(self, listing: Listing, among: Collection[int]) -> list[int]:
+        """Those of ``among`` not named from the future, which are rejected as such."""
+        present = []
+        for timestamp in among:
+            if self._is_future(timestamp):
+                name, version = listing.snapshots[timestamp]
+                self.rejected.add(name, version, self._future_error(timestamp))
+            else:
+                present.append(timestamp)
+        return present
+
+    def _is_future(self, timestamp: int) -> bool:
+        return timestamp > self.clock() + self.max_clock_skew
+
+    def _future_error(self, timestamp: int) -> LoadError:
+        ahead = int(timestamp - self.clock())
+        return LoadError(
+            "future",
+            f"named {ahead} s ahead of this machine's clock (more than --max-clock-skew "
+            f"{self.max_clock_skew} s); it is tried again when that is no longer so",
+        )
 
     async def _refresh_status(self, version: FileVersion | None) -> None:
         if version is None or version == self._status_version:
             return
         if self.rejected.known(STATUS_NAME, version):
             return
-        status = await self._load(STATUS_NAME, version, read_status)
+        status = await self.load(STATUS_NAME, version, read_status)
         if status is not None:
             self._status_version = version
             self.state.set_status(status, version.mtime_ns / 1e9)
 
     async def _refresh_snapshot(self, listing: Listing) -> None:
-        served_ts, served_version = self._served or (-1, None)
+        """Serve the newest usable crawl newer than the one served (or the served one,
+        rewritten). While the served crawl's file is gone, the newest usable one present
+        wins, older or not; memory keeps the last good one only when none is usable."""
+        served = self._served
+        if served is not None and served[0] not in listing.snapshots:
+            served = None  # its file is gone: whatever is newest and usable now
         tries = 0
         for timestamp in listing.newest_first:
             name, version = listing.snapshots[timestamp]
-            if timestamp < served_ts or (timestamp == served_ts and version == served_version):
+            if served is not None and (timestamp < served[0] or (timestamp, version) == served):
                 return
+            if self._is_future(timestamp):
+                self.rejected.add(name, version, self._future_error(timestamp))
+                continue
             if self.rejected.known(name, version):
                 continue
             started = time.perf_counter()
-            served = await self._load(name, version, load_snapshot, in_loader=True)
-            if served is not None:
-                self._serve(served, version, time.perf_counter() - started)
+            loaded = await self.load(name, version, load_snapshot, in_loader=True)
+            if loaded is not None:
+                self._serve(loaded, version, time.perf_counter() - started)
                 return
             tries += 1
-            if tries == SNAPSHOT_TRIES:
-                return
+            if tries == SNAPSHOT_TRIES and self.state.snapshot is not None:
+                return  # the others next time: each decode is costly
 
     def _serve(self, served: PreparedSnapshot, version: FileVersion, seconds: float) -> None:
         self.state.set_snapshot(served)
@@ -149,7 +189,7 @@ class Refresher:
             served.timestamp, served.total_nodes, version.size, version.mtime_ns, served.networks
         )
         if self.state.history.record(entry):
-            self._schedule_save()
+            self.saver.schedule()
         log.info(
             "snapshot loaded timestamp=%d nodes=%d skipped_rows=%d height=%d bytes=%d seconds=%.3f",
             served.timestamp,
@@ -160,42 +200,14 @@ class Refresher:
             seconds,
         )
 
-    async def _count(self, listing: Listing, timestamps: list[int]) -> None:
-        changed = False
-        for timestamp in timestamps:
-            name, version = listing.snapshots[timestamp]
-            counted = await self._load(name, version, read_count)
-            if counted is not None:
-                reachable, networks = counted
-                entry = HistoryEntry(timestamp, reachable, version.size, version.mtime_ns, networks)
-                changed |= self.state.history.record(entry)
-        if changed:
-            self._schedule_save()
+    async def _count_file(self, name: str, version: FileVersion) -> Count | None:
+        return await self.load(name, version, read_count)
 
-    def _pending(self, listing: Listing, among: Iterable[int]) -> list[int]:
-        """Those of ``among`` whose count the history lacks or holds for an older version,
-        among the crawls it has room for, newest first."""
-        history = self.state.history
-        newest = listing.newest_first
-        oldest_kept = newest[history.capacity - 1] if len(newest) > history.capacity else -1
-        pending = []
-        for timestamp in among:
-            found = listing.snapshots.get(timestamp)
-            if found is None or timestamp < oldest_kept:
-                continue
-            name, version = found
-            entry = history.get(timestamp)
-            if entry is not None and entry.counted_from(version):
-                continue
-            if not self.rejected.known(name, version):
-                pending.append(timestamp)
-        return sorted(pending, reverse=True)
-
-    async def _load(
+    async def load(
         self,
         name: str,
         version: FileVersion,
-        reader: Callable[[Path, int], T],
+        reader: Callable[[Path, Rules], T],
         *,
         in_loader: bool = False,
     ) -> T | None:
@@ -204,20 +216,10 @@ class Refresher:
         path = self.data_dir / name
         try:
             if in_loader:
-                return await self.loader.run(reader, path, self.max_file_size)
-            return await asyncio.to_thread(reader, path, self.max_file_size)
+                return await self.loader.run(reader, path, self.rules)
+            return await asyncio.to_thread(reader, path, self.rules)
         except FileNotFoundError:
             return None
         except LoadError as exc:
             self.rejected.add(name, version, exc)
             return None
-
-    def _schedule_save(self) -> None:
-        self._dirty = True
-        if self._saver is None or self._saver.done():
-            self._saver = asyncio.create_task(self._save_while_dirty())
-
-    async def _save_while_dirty(self) -> None:
-        while self._dirty:
-            self._dirty = False
-            await asyncio.to_thread(self.store.save, self.state.history.entries())

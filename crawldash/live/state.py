@@ -39,11 +39,13 @@ class State:
         self.stale_after = stale_after  # None: three times the median crawl interval
         self.stuck_after = stuck_after
         self._clock = clock
-        self._status_written = 0.0  # when status.json was last written
+        self._status_updated = 0.0  # when status.json was last updated, as far as is known
+        self.status_ahead = False  # its updated_at is ahead of this machine's clock
         self._state_since = 0.0  # since when it has reported its current state
         self._status_body: tuple[int, Representation] | None = None
         self.listeners: list[Callable[[str], None]] = []  # told "snapshot" or "status"
-        self.history_complete = False  # every crawl file present has been counted
+        self.history_complete = False  # every usable crawl file present has a point
+        self.data_dir_problem: str | None = None  # why the data folder cannot be watched
 
     def set_snapshot(self, snapshot: PreparedSnapshot) -> None:
         self.snapshot = snapshot
@@ -56,9 +58,18 @@ class State:
             listener(event)
 
     def set_status(self, status: CrawlerStatus, written_at: float) -> None:
+        """A new status.json, written at ``written_at`` (its file's time). An ``updated_at``
+        ahead of this machine's clock is taken as the moment it was read, and flagged."""
+        read_at = self._clock()
+        written_at = min(written_at, read_at)
+        self.status_ahead = status.updated_at is not None and status.updated_at > read_at + 60
+        if self.status_ahead or status.updated_at is None:
+            self._status_updated = written_at
+        else:
+            self._status_updated = float(status.updated_at)
         if self.status is None or status.state != self.status.state:
             self._state_since = written_at
-        self.status, self._status_written = status, written_at
+        self.status = status
         self._status_body = None
         self._tell("status")
 
@@ -92,19 +103,26 @@ class State:
         return snapshot is None or now - snapshot.timestamp > self.effective_stale_after()
 
     def is_stuck(self, now: float) -> bool:
-        """status.json has not been updated, or has reported one non-running state, too long."""
+        return self.stuck_reason(now) is not None
+
+    def stuck_reason(self, now: float) -> str | None:
+        """Why the crawler looks stuck: ``no_update`` (status.json not rewritten for too
+        long: the bridge or the crawler is gone) or ``state`` (one non-running state for too
+        long); None if it does not."""
         status = self.status
         if status is None:
-            return False
-        updated = status.updated_at if status.updated_at is not None else self._status_written
-        if now - updated > self.stuck_after:
-            return True
-        return status.state != RUNNING and now - self._state_since > self.stuck_after
+            return None
+        if now - self._status_updated > self.stuck_after:
+            return "no_update"
+        if status.state != RUNNING and now - self._state_since > self.stuck_after:
+            return "state"
+        return None
 
     def status_at(self, now: int) -> StatusBody:
         snapshot, status = self.snapshot, self.status
         age = max(0, now - snapshot.timestamp) if snapshot else None
         fallback_height = snapshot.latest_height if snapshot else None
+        reason = self.stuck_reason(now)
         return StatusBody(
             state=status.state if status else "unknown",
             queue_size=status.queue_size if status else None,
@@ -114,7 +132,9 @@ class State:
             snapshot_timestamp=snapshot.timestamp if snapshot else None,
             snapshot_age=age,
             stale=self.is_stale(now),
-            stuck=self.is_stuck(now),
+            stuck=reason is not None,
+            stuck_reason=reason,
+            updated_at_ahead=self.status_ahead,
             next_crawl_expected=self.next_crawl_expected(),
             history_complete=self.history_complete,
         )

@@ -12,7 +12,8 @@ from ..live.state import State
 from ..web.errors import ApiError, no_snapshot
 from ..web.responses import plain
 
-_OK = msgspec.json.encode({"status": "ok"})
+_encoder = msgspec.json.Encoder()
+_OK = _encoder.encode({"status": "ok"})
 _READY = msgspec.json.encode({"status": "ready"})
 
 
@@ -26,24 +27,51 @@ class Liveness(Protocol):
     def restarts(self) -> int: ...
 
 
-class Health:
-    """``/healthz`` and ``/readyz``, bound to the state and the watcher's liveness."""
+class IndexHealth(Protocol):
+    """What health and metrics read of the history index's saving."""
 
-    def __init__(self, state: State, watcher: Liveness) -> None:
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def failures(self) -> int: ...
+
+    @property
+    def saved_at(self) -> float | None: ...
+
+
+class Health:
+    """``/healthz`` and ``/readyz``, bound to the state, the watcher and the index saver."""
+
+    def __init__(self, state: State, watcher: Liveness, index: IndexHealth) -> None:
         self.state = state
         self.watcher = watcher
+        self.index = index
 
     async def healthz(self, request: web.Request) -> web.Response:
-        """200 while the process and its watcher run; 503 if the watcher is down."""
+        """200 while the process and its watcher run, with what needs an operator's eye;
+        503 if the watcher is down."""
         if not self.watcher.alive:
             raise ApiError(
                 503, "watcher_down", "the file watcher is not running; see the log for why"
             )
-        return plain(_OK)
+        warnings = self.warnings()
+        return plain(_encoder.encode({"status": "ok", "warnings": warnings}) if warnings else _OK)
+
+    def warnings(self) -> list[str]:
+        """Trouble that does not stop serving: a missing data folder, an unsaved index."""
+        found = []
+        if self.state.data_dir_problem is not None:
+            found.append(self.state.data_dir_problem)
+        if self.index.error is not None:
+            found.append(f"the history index cannot be written: {self.index.error}")
+        return found
 
     async def readyz(self, request: web.Request) -> web.Response:
         """200 when a fresh snapshot is served and the crawler is not stuck; else 503."""
         state, now = self.state, time.time()
+        if state.data_dir_problem is not None:
+            raise ApiError(503, "no_data_dir", state.data_dir_problem)
         if state.snapshot is None:
             raise no_snapshot()
         if state.is_stale(now):
@@ -54,12 +82,19 @@ class Health:
                 f"the latest snapshot is {age} s old, over the {state.effective_stale_after()} s "
                 "stale threshold",
             )
-        if state.is_stuck(now):
-            reported = state.status.state if state.status else "unknown"
+        reason = state.stuck_reason(now)
+        if reason == "no_update":
             raise ApiError(
                 503,
                 "crawler_stuck",
-                f"the crawler has reported {reported!r} without running, or status.json has "
-                f"not been updated, for over {state.stuck_after} s",
+                f"status.json has not been updated for over {state.stuck_after} s: the "
+                "crawler, or the bridge that writes its status, is not running",
+            )
+        if reason == "state" and state.status is not None:
+            raise ApiError(
+                503,
+                "crawler_stuck",
+                f"the crawler has reported {state.status.state!r} for over "
+                f"{state.stuck_after} s without running",
             )
         return plain(_READY)

@@ -27,7 +27,7 @@ from ..crawl.address import NETWORKS
 from ..live.rejections import Rejections
 from ..live.state import State
 from ..web.responses import plain
-from .health import Liveness
+from .health import IndexHealth, Liveness
 
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0)
 
@@ -82,10 +82,15 @@ class Metrics:
     """One registry per application, so that several apps never share series."""
 
     def __init__(
-        self, state: State, rejected: Rejections, watcher: Liveness, requests: RequestStats
+        self,
+        state: State,
+        rejected: Rejections,
+        watcher: Liveness,
+        index: IndexHealth,
+        requests: RequestStats,
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.registry.register(DataCollector(state, rejected, watcher))
+        self.registry.register(DataCollector(state, rejected, watcher, index))
         self.registry.register(requests)
         self.refresh = Histogram(
             "crawldash_refresh_duration_seconds",
@@ -102,10 +107,13 @@ class Metrics:
 class DataCollector(Collector):
     """Gauges read from the state at scrape time: cheap fields, nothing scanned."""
 
-    def __init__(self, state: State, rejected: Rejections, watcher: Liveness) -> None:
+    def __init__(
+        self, state: State, rejected: Rejections, watcher: Liveness, index: IndexHealth
+    ) -> None:
         self.state = state
         self.rejected = rejected
         self.watcher = watcher
+        self.index = index
 
     def collect(self) -> Iterator[Metric]:
         state, now = self.state, time.time()
@@ -178,6 +186,21 @@ class DataCollector(Collector):
             value=self.watcher.restarts,
         )
         yield gauge("watcher_up", "1 while the watcher runs.", int(self.watcher.alive))
+        yield gauge(
+            "history_index_saved_timestamp_seconds",
+            "When the history index was last written.",
+            self.index.saved_at,
+        )
+        yield CounterMetricFamily(
+            "crawldash_history_index_save_failures",
+            "Saves of the history index that failed.",
+            value=self.index.failures,
+        )
+        yield gauge(
+            "data_dir_missing",
+            "1 while the data folder cannot be listed.",
+            int(self.state.data_dir_problem is not None),
+        )
 
 
 def gauge(name: str, documentation: str, value: float | None) -> GaugeMetricFamily:

@@ -58,6 +58,16 @@ class Broadcaster:
             return _encoder.encode(body)
         return _encoder.encode(self.state.status_at(int(time.time())))
 
+    async def end_streams(self, _app: web.Application) -> None:
+        """``on_shutdown``: end every stream now; each EventSource reconnects to the next
+        instance, and the server need not wait for them."""
+        for queue in self.subscribers:
+            with contextlib.suppress(asyncio.QueueEmpty):
+                while queue.full():
+                    queue.get_nowait()
+            queue.put_nowait(None)
+        self.subscribers.clear()
+
     def current(self) -> list[bytes]:
         return [self._latest[e] for e in ("snapshot", "status") if e in self._latest]
 

@@ -23,7 +23,8 @@ from multidict import CIMultiDict
 
 from ..live.bodies import Representation
 
-COMMON_HEADERS = {"X-Content-Type-Options": "nosniff"}  # on every response, set only here
+# On every response, set only here; the Server header names no versions.
+COMMON_HEADERS = {"X-Content-Type-Options": "nosniff", "Server": "crawldash"}
 JSON = "application/json"
 SERVER_PREFERENCE = ("br", "gzip", "identity")  # smallest first, on a tie of q-values
 

@@ -1,0 +1,57 @@
+"""Counting crawls into the history: the newest few at each refresh, the rest in batches
+in the background, newest first, alongside the refreshes."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+
+from ..crawl.files import FileVersion, Listing
+from .history import History, HistoryEntry
+from .rejections import Rejections
+
+Count = tuple[int, tuple[int, ...]]  # nodes, and nodes by network
+CountFile = Callable[[str, FileVersion], Awaitable[Count | None]]
+
+
+class Counting:
+    """Which crawls present still need a point, and counting them."""
+
+    def __init__(self, history: History, rejected: Rejections, count_file: CountFile) -> None:
+        self.history = history
+        self.rejected = rejected
+        self.count_file = count_file
+        # Crawls that may still need counting: a refresh looks at these and at files that
+        # changed, not at every file in the folder.
+        self.uncounted: set[int] = set()
+
+    def update(self, listing: Listing, among: Iterable[int]) -> list[int]:
+        """Those of ``uncounted`` and ``among`` whose count the history lacks or holds for an
+        older version, among the crawls it has room for, newest first."""
+        newest, capacity = listing.newest_first, self.history.capacity
+        oldest_kept = newest[capacity - 1] if len(newest) > capacity else -1
+        pending = []
+        for timestamp in self.uncounted.union(among):
+            found = listing.snapshots.get(timestamp)
+            if found is None or timestamp < oldest_kept:
+                continue
+            name, version = found
+            entry = self.history.get(timestamp)
+            if entry is not None and entry.counted_from(version):
+                continue
+            if not self.rejected.known(name, version):
+                pending.append(timestamp)
+        self.uncounted = set(pending)
+        return sorted(pending, reverse=True)
+
+    async def count(self, listing: Listing, timestamps: list[int]) -> bool:
+        """Count these crawls into the history; True if it changed."""
+        changed = False
+        for timestamp in timestamps:
+            name, version = listing.snapshots[timestamp]
+            counted = await self.count_file(name, version)
+            self.uncounted.discard(timestamp)
+            if counted is not None:
+                reachable, networks = counted
+                entry = HistoryEntry(timestamp, reachable, version.size, version.mtime_ns, networks)
+                changed |= self.history.record(entry)
+        return changed

@@ -1,0 +1,120 @@
+"""The application on a listening socket: open-file and connection limits, signals, and a
+stop in seconds. Start-up failures become one ``StartupError`` line for the operator."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from ..models import ErrorBody, ErrorDetail
+from .responses import COMMON_HEADERS
+
+STOP_SECONDS = 3.0  # how long requests under way may take to finish at shutdown
+
+
+class StartupError(Exception):
+    """Why crawldash cannot start, as one line for the operator."""
+
+
+def _refusal() -> bytes:
+    detail = ErrorDetail(
+        503, "too_many_connections", "too many open connections; retry in a moment"
+    )
+    body = msgspec.json.encode(ErrorBody(detail))
+    headers = {
+        **COMMON_HEADERS,
+        "Content-Type": "application/json",
+        "Content-Length": str(len(body)),
+        "Retry-After": "1",
+        "Connection": "close",
+    }
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    return f"HTTP/1.1 503 Service Unavailable\r\n{head}\r\n".encode() + body
+
+
+REFUSAL = _refusal()
+
+
+class _Refused(asyncio.Protocol):
+    """A connection past the limit: answered 503 and closed at once, reading nothing."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        transport.write(REFUSAL)
+        transport.close()
+
+
+class _LimitedRunner(web.AppRunner):
+    """aiohttp's runner, whose listening sockets refuse connections past a limit."""
+
+    def __init__(self, app: web.Application, max_connections: int, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self.max_connections = max_connections
+
+    @property
+    def server(self) -> Any:
+        server = super().server
+        return None if server is None else _ConnectionLimit(server, self.max_connections)
+
+
+class _ConnectionLimit:
+    """The listening socket's protocol factory: aiohttp's request handler while fewer than
+    ``limit`` connections are open, a refusal past it. Counted when accepted (a burst of
+    accepts makes every handler before any connection is registered), uncounted when
+    aiohttp's server is told a connection was lost."""
+
+    def __init__(self, server: web.Server, limit: int) -> None:
+        self.server = server
+        self.limit = limit
+        self.open = 0
+        self._lost = server.connection_lost
+        server.connection_lost = self._connection_lost  # type: ignore[method-assign]
+
+    def __call__(self) -> asyncio.BaseProtocol:
+        if self.open >= self.limit:
+            return _Refused()
+        self.open += 1
+        return self.server()
+
+    def _connection_lost(self, handler: Any, exc: BaseException | None = None) -> None:
+        self.open -= 1
+        self._lost(handler, exc)
+
+
+def run(
+    app: web.Application, *, host: str, port: int, max_connections: int, reuse_port: bool
+) -> None:
+    """Serve ``app`` until SIGINT or SIGTERM; StartupError if it cannot listen."""
+    asyncio.run(_serve(app, host, port, max_connections, reuse_port))
+
+
+async def _serve(
+    app: web.Application, host: str, port: int, max_connections: int, reuse_port: bool
+) -> None:
+    runner = _LimitedRunner(
+        app,
+        max_connections,
+        handler_cancellation=True,  # a client that goes away ends its request at once
+        shutdown_timeout=STOP_SECONDS,
+    )
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port, backlog=1024, reuse_port=reuse_port or None)
+        try:
+            await site.start()
+        except socket.gaierror as exc:
+            raise StartupError(f"cannot resolve --host {host!r}: {exc.strerror}") from None
+        except OSError as exc:
+            raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()

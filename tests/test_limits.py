@@ -1,0 +1,180 @@
+"""crawldash as a real process at its limits: another user's permissions, the open-file
+limit systemd gives a service, a crowd of subscribers at shutdown, absurd settings."""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .factories import export_body, rows, write_snapshot, write_status
+from .process import as_nobody, free_port, serving, shared_folder
+
+NOW = int(time.time()) // 600 * 600
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    path = shared_folder()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def get(url: str) -> tuple[int, dict[str, str], bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def test_unreadable_entries_as_another_user(folder: Path):
+    """Served as the nobody user: a crawl file and status.json it may not read are those
+    entries' problem; the newest crawl it can read is served."""
+    data, state = folder / "data", folder / "state"
+    write_snapshot(data, NOW - 600, export_body(rows(3)))
+    write_snapshot(data, NOW, export_body(rows(5))).chmod(0o600)  # root's alone
+    write_status(data, state="running", updated_at=NOW).chmod(0o600)
+    data.chmod(0o755)
+    state.mkdir(mode=0o777)
+    state.chmod(0o777)
+    logs: list[str] = []
+    with serving(data, state, logs=logs, **as_nobody()) as base:
+        status, _, body = get(f"{base}/api/snapshot")
+        assert status == 200
+        assert json.loads(body)["timestamp"] == NOW - 600
+        assert json.loads(get(f"{base}/api/status")[2])["state"] == "unknown"
+    assert f"name={NOW}.json kind=unreadable" in logs[0]
+    assert "name=status.json kind=unreadable" in logs[0]
+
+
+def test_connections_past_the_limit_are_refused_at_once(tmp_path: Path):
+    """Under systemd's default of 1,024 open files, 1,100 idle connections leave the server
+    answering: those past the limit get a 503 at once, and nothing floods the log."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))  # for our clients
+    data = tmp_path / "data"
+    write_snapshot(data, NOW, export_body(rows(3)))
+    logs: list[str] = []
+    prefix = ("prlimit", "--nofile=1024:1024")
+    with serving(data, tmp_path / "state", logs=logs, prefix=prefix) as base:
+        port = int(base.rpartition(":")[2])
+        idle = []
+        for _ in range(1100):
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        started = time.monotonic()
+        status, headers, body = get(f"{base}/api/status")
+        assert time.monotonic() - started < 2.0  # an answer, not a time-out
+        assert status == 503
+        assert json.loads(body)["error"]["code"] == "too_many_connections"
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        for sock in idle:
+            sock.close()
+        time.sleep(0.5)
+        assert get(f"{base}/api/status")[0] == 200
+    assert "open_files=1024 max_connections=512" in logs[0]
+    assert len(logs[0].splitlines()) < 20
+
+
+def test_stops_in_seconds_with_200_subscribers(tmp_path: Path):
+    data = tmp_path / "data"
+    write_snapshot(data, NOW, export_body(rows(3)))
+    port = free_port()
+    command = [sys.executable, "-m", "crawldash", "serve", "--data-dir", str(data)]
+    command += ["--state-dir", str(tmp_path / "state"), "--port", str(port)]
+    command += ["--max-subscribers", "300"]
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    streams: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 15
+        while get_or_none(f"http://127.0.0.1:{port}/api/status") is None:
+            assert time.monotonic() < deadline, "crawldash did not start"
+            time.sleep(0.05)
+        streams.extend(subscribe(port) for _ in range(200))
+        started = time.monotonic()
+        server.send_signal(signal.SIGTERM)
+        _, stderr = server.communicate(timeout=10)
+        took = time.monotonic() - started
+        assert took < 5.0, took
+        assert server.returncode == 0, stderr
+        assert "Traceback" not in stderr
+        ended = [sock.recv(65536) for sock in streams]
+        assert all(chunk.endswith(b"0\r\n\r\n") for chunk in ended)  # ended, not cut
+    finally:
+        server.kill()
+        server.wait()
+        for sock in streams:
+            sock.close()
+
+
+def get_or_none(url: str) -> int | None:
+    try:
+        return get(url)[0]
+    except OSError:
+        return None
+
+
+def subscribe(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.sendall(b"GET /api/events HTTP/1.1\r\nHost: c\r\n\r\n")
+    head = b""
+    while b"retry: 2000" not in head:
+        head += sock.recv(65536)
+    return sock
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--max-file-size", "100G"], "--max-file-size 107374182400 bytes is more than"),
+        (["--host", "no-such-host.invalid"], "cannot resolve --host 'no-such-host.invalid'"),
+    ],
+)
+def test_settings_that_cannot_work_are_refused_in_one_line(tmp_path, options, says):
+    command = [sys.executable, "-m", "crawldash", "serve", "--data-dir", str(tmp_path)]
+    command += ["--state-dir", str(tmp_path / "state"), "--port", str(free_port()), *options]
+    refused_in_one_line(command, says)
+
+
+def refused_in_one_line(command: list[str], says: str) -> None:
+    run = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    assert run.returncode != 0
+    assert says in run.stderr
+    assert "Traceback" not in run.stderr
+    assert len([line for line in run.stderr.splitlines() if "error" in line]) == 1
+
+
+def test_a_port_in_use_is_refused_in_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "crawldash", "serve", "--data-dir", str(tmp_path)]
+        command += ["--state-dir", str(tmp_path / "state"), "--port", str(port)]
+        refused_in_one_line(command, f"cannot listen on 127.0.0.1:{port}: ")
+
+
+def test_a_state_folder_that_cannot_be_written_is_refused_in_one_line(tmp_path):
+    (tmp_path / "a-file").write_text("not a folder")
+    command = [sys.executable, "-m", "crawldash", "serve", "--data-dir", str(tmp_path)]
+    command += ["--state-dir", str(tmp_path / "a-file" / "state"), "--port", str(free_port())]
+    refused_in_one_line(command, f"cannot write to --state-dir {tmp_path / 'a-file' / 'state'}")
+
+
+def test_the_server_header_names_no_version(tmp_path: Path):
+    data = tmp_path / "data"
+    write_snapshot(data, NOW, export_body(rows(3)))
+    with serving(data, tmp_path / "state") as base:
+        for path in ("/api/status", "/api/nothing", "/api/check?address=x"):
+            assert get(base + path)[1]["Server"] == "crawldash"
