@@ -2,8 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
-DATA_DIR ?= data
+RUNTIME := $(VENV)/.runtime
+DEV := $(VENV)/.dev
 PORT ?= 8080
 
 .DEFAULT_GOAL := help
@@ -12,40 +12,49 @@ PORT ?= 8080
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[bitnodes]'
+	touch $@
+
+$(DEV): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-install: $(STAMP)  ## create .venv and install crawldash with its development tools
+install: $(RUNTIME)  ## create .venv and install crawldash (and the bitnodes bridge's redis client)
 
-test: $(STAMP)  ## run the test suite
+test: $(DEV)  ## install the development tools and run the test suite
 	$(BIN)/python -m pytest
 
-lint: $(STAMP)  ## ruff (lint and format check), mypy --strict and the import contracts
+lint: $(DEV)  ## ruff (lint and format check), mypy --strict and the import contracts
 	$(BIN)/ruff check crawldash tests examples bench
 	$(BIN)/ruff format --check crawldash tests examples bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-format: $(STAMP)  ## apply ruff's fixes and formatting
+format: $(DEV)  ## apply ruff's fixes and formatting
 	$(BIN)/ruff check --fix crawldash tests examples bench
 	$(BIN)/ruff format crawldash tests examples bench
 
-serve: $(STAMP)  ## serve DATA_DIR (default ./data) on 127.0.0.1:PORT
+serve: $(RUNTIME)  ## serve DATA_DIR (the crawler's folder) on 127.0.0.1:PORT
+ifndef DATA_DIR
+	@echo "make serve needs the crawler's data folder: make serve DATA_DIR=/path/to/folder" >&2
+	@echo "(for bitnodes: its data/export/f9beb4d9; or try make demo)" >&2
+	@exit 2
+endif
 	$(BIN)/python -m crawldash serve --data-dir $(DATA_DIR) --port $(PORT)
 
-demo: $(STAMP)  ## write a realistic demo data folder to ./demo-data and serve it
+demo: $(RUNTIME)  ## write a realistic demo data folder to ./demo-data and serve it
 	$(BIN)/python -m crawldash demo --port $(PORT)
 
 vendor:  ## re-vendor uPlot for the dashboard from the npm registry (needs npm)
 	scripts/vendor-uplot.sh
 
-screenshot: $(STAMP)  ## remake docs/dashboard.png with the browser test
+screenshot: $(DEV)  ## remake docs/dashboard.png with the browser test
 	CRAWLDASH_SCREENSHOT=docs/dashboard.png $(BIN)/python -m pytest -q tests/test_browser.py
 
-bench: $(STAMP)  ## measure against a naive server, aiohttp's ceiling and nginx; writes BENCHMARKS.md
+bench: $(DEV)  ## measure against a naive server, aiohttp's ceiling and nginx; writes BENCHMARKS.md
 	$(BIN)/python -m bench.run
 
 all: lint test  ## lint, type-check and test

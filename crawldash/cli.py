@@ -180,11 +180,18 @@ def run_bridge(bridge_settings: BridgeSettings) -> int:
         from .tools import bridge
     except ImportError:
         raise UsageError("bitnodes-status needs redis: pip install '.[bitnodes]'") from None
+    url = bridge_settings.redis
+    try:
+        client = bridge.connect(url, bridge_settings.redis_password_file)
+    except ValueError as exc:
+        raise UsageError(f"--redis {bridge.redacted(url)}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"--redis-password-file: {exc.strerror or exc}") from None
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     assert bridge_settings.out is not None  # required: settings_from checked it
-    bridge.run(bridge_settings.redis, bridge_settings.out, bridge_settings.interval, stop)
+    bridge.run(client, url, bridge_settings.out, bridge_settings.interval, stop)
     return 0
 
 

@@ -84,16 +84,20 @@ class CrawlerStatus(Base, frozen=True):
 
     state: str
     queue_size: int
-    height: int | None
-    last_elapsed: float | None
+    height: int | None = None
+    last_elapsed: float | None = None
     updated_at: int | None = None
+    reached: int | None = None  # nodes reached so far in the crawl under way
+    last_crawl_at: int | None = None  # when the last finished crawl ended
 
 
 class StatusBody(Base, frozen=True):
     state: str
     queue_size: int | None
+    reached: int | None
     height: int | None
     last_elapsed: float | None
+    last_crawl_at: int | None
     updated_at: int | None
     snapshot_timestamp: int | None
     snapshot_age: int | None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import Field, dataclass, field, fields
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 N = TypeVar("N", int, float)
@@ -104,6 +105,16 @@ def on_off(text: str) -> bool:
     if text.lower() in _TRUE + _FALSE:
         return text.lower() in _TRUE
     raise ValueError(f"{text!r} is not on or off (1/0, true/false, yes/no)")
+
+
+def file_in_a_folder(text: str) -> Path:
+    """A file to write, in a folder that exists (a mistyped folder is not made)."""
+    path = Path(text)
+    if not path.parent.is_dir():
+        raise ValueError(f"{path.parent} is not an existing folder")
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; name the file to write in it")
+    return path
 
 
 def origins(text: str) -> tuple[str, ...]:

@@ -9,7 +9,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .options import byte_size, log_level, on_off, option, origins, seconds, whole_number
+from .options import (
+    byte_size,
+    file_in_a_folder,
+    log_level,
+    on_off,
+    option,
+    origins,
+    seconds,
+    whole_number,
+)
 
 
 def default_state_dir() -> Path:
@@ -141,12 +150,18 @@ class BridgeSettings:
     """``crawldash bitnodes-status``: bitnodes' crawler status from Redis to status.json."""
 
     redis: str = option(
-        "redis://localhost:6379/0", "bitnodes' Redis, as a URL", env="CRAWLDASH_REDIS_URL"
+        "redis://localhost:6379/0",
+        "bitnodes' Redis, as a URL; bitnodes' own `REDIS_SOCKET` and `REDIS_PASSWORD` "
+        "variables are honoured as bitnodes reads them",
+        env="CRAWLDASH_REDIS_URL",
+    )
+    redis_password_file: Path | None = option(
+        None, "a file holding Redis' password (wins over any other)", Path
     )
     out: Path | None = option(
         None,
-        "the status.json to write, in the data folder",
-        Path,
+        "the status.json to write, in an existing data folder",
+        file_in_a_folder,
         shown="required",
         env="CRAWLDASH_STATUS_OUT",
         required=True,

@@ -99,6 +99,8 @@ async def test_empty_folder_answers_503_and_unknown_status(client: Client):
     assert status == {
         "state": "unknown",
         "queue_size": None,
+        "reached": None,
+        "last_crawl_at": None,
         "height": None,
         "last_elapsed": None,
         "updated_at": None,

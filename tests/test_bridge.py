@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -20,14 +21,27 @@ REDIS = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server (Debian redis-server) missing")
 
 
-def start_redis(port: int) -> subprocess.Popen[bytes]:
+def start_redis(
+    port: int, *options: str, client: redis.Redis | None = None
+) -> subprocess.Popen[bytes]:
     assert REDIS is not None
     server = subprocess.Popen(
-        [REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        [
+            REDIS,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            *list(options),
+        ],
         stdout=subprocess.DEVNULL,
     )
-    client = redis.Redis(port=port)
-    wait_until(lambda: _pings(client))
+    probe = client if client is not None else redis.Redis(port=port)
+    wait_until(lambda: _pings(probe))
     return server
 
 
@@ -69,6 +83,7 @@ def test_bridge_writes_status_and_survives_an_outage(redis_port: int, tmp_path: 
     client.set("height", "925000")
     client.lpush("elapsed", json.dumps([1_700_000_000, 480]))
     client.lpush("elapsed", json.dumps([1_700_000_600, 512]))  # newest first
+    client.sadd("up", "n1", "n2")
     out = tmp_path / "status.json"
     bridge = subprocess.Popen(
         [
@@ -92,6 +107,7 @@ def test_bridge_writes_status_and_survives_an_outage(redis_port: int, tmp_path: 
         assert status is not None
         assert (status["state"], status["queue_size"], status["height"]) == ("running", 3, 925000)
         assert status["last_elapsed"] == 512
+        assert (status["reached"], status["last_crawl_at"]) == (2, 1_700_000_600)
         assert abs(int(status["updated_at"]) - time.time()) < 60  # type: ignore[call-overload]
 
         client.set("crawl:master:state", "starting")
@@ -119,3 +135,106 @@ def test_bridge_writes_status_and_survives_an_outage(redis_port: int, tmp_path: 
     assert "Traceback" not in stderr
     assert "status.json not rewritten" in stderr
     assert "redis reachable again" in stderr
+
+
+def bridge_command(out: Path, *options: str) -> list[str]:
+    return [sys.executable, "-m", "crawldash", "bitnodes-status", "--out", str(out), *options]
+
+
+def run_until_written(command: list[str], out: Path, env: dict[str, str] | None = None) -> str:
+    """Run the bridge until it has written ``out``; its standard error."""
+    bridge = subprocess.Popen(
+        command, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+    )
+    try:
+        wait_until(lambda: read(out) is not None)
+    finally:
+        bridge.send_signal(signal.SIGTERM)
+        _, stderr = bridge.communicate(timeout=10)
+    assert bridge.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    return stderr
+
+
+def test_a_password_never_reaches_the_log(tmp_path: Path):
+    port = free_port()
+    server = start_redis(
+        port, "--requirepass", "s3cret", client=redis.Redis(port=port, password="s3cret")
+    )
+    try:
+        out = tmp_path / "status.json"
+        url = f"redis://:s3cret@127.0.0.1:{port}/0"
+        stderr = run_until_written(bridge_command(out, "--redis", url, "--interval", "0.2"), out)
+        assert "s3cret" not in stderr
+        assert f"redis=redis://:***@127.0.0.1:{port}/0" in stderr
+        (tmp_path / "password").write_text("s3cret\n")
+        out.unlink()
+        command = bridge_command(out, "--redis", f"redis://127.0.0.1:{port}/0", "--interval", "0.2")
+        command += ["--redis-password-file", str(tmp_path / "password")]
+        assert "s3cret" not in run_until_written(command, out)
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_bitnodes_own_socket_and_password_variables(tmp_path: Path):
+    port, sock = free_port(), tmp_path / "redis.sock"
+    options = ("--unixsocket", str(sock), "--requirepass", "pw")
+    server = start_redis(
+        port, *options, client=redis.Redis(unix_socket_path=str(sock), password="pw")
+    )
+    try:
+        redis.Redis(unix_socket_path=str(sock), password="pw").set("crawl:master:state", "running")
+        out = tmp_path / "status.json"
+        env = {"REDIS_SOCKET": str(sock), "REDIS_PASSWORD": "pw"}
+        run_until_written(bridge_command(out, "--interval", "0.2"), out, env)  # the default URL
+        assert (read(out) or {})["state"] == "running"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_malformed_values_are_null_and_said_once(redis_port: int, tmp_path: Path):
+    client = redis.Redis(port=redis_port)
+    client.set("crawl:master:state", "running")
+    client.set("height", "tall")
+    client.lpush("elapsed", "480", "512")  # plain numbers, as older bitnodes wrote
+    out = tmp_path / "status.json"
+    command = bridge_command(out, "--redis", f"redis://127.0.0.1:{redis_port}/0")
+    bridge = subprocess.Popen([*command, "--interval", "0.1"], stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: read(out) is not None)
+        time.sleep(0.5)  # several reads
+    finally:
+        bridge.send_signal(signal.SIGTERM)
+        _, stderr = bridge.communicate(timeout=10)
+    status = read(out) or {}
+    assert (status["height"], status["last_elapsed"], status["last_crawl_at"]) == (None, 512, None)
+    assert stderr.count("redis key height holds") == 1
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (
+            ["--out", "/nonexistent/folder/status.json"],
+            "/nonexistent/folder is not an existing folder",
+        ),
+        (["--redis", "http://localhost:6379/0"], "--redis http://localhost:6379/0: Redis URL must"),
+    ],
+)
+def test_bad_bridge_settings_are_one_line(tmp_path: Path, options: list[str], says: str):
+    command = [
+        sys.executable,
+        "-m",
+        "crawldash",
+        "bitnodes-status",
+        "--out",
+        str(tmp_path / "s.json"),
+    ]
+    run = subprocess.run(command + options, capture_output=True, text=True, timeout=30, check=False)
+    assert run.returncode == 2
+    assert says in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+    assert not Path("/nonexistent").exists()

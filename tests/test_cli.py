@@ -126,3 +126,4 @@ def test_serve_as_a_real_process(tmp_path: Path):
         status, error = get(f"{base}/api/check?address=nope")
         assert (status, error["error"]["code"]) == (400, "invalid_address")
     assert "snapshot loaded" in logs[0]
+    assert "change detected" not in logs[0]  # watchfiles' own lines: only at debug

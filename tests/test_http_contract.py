@@ -230,7 +230,10 @@ async def test_openapi_document_describes_every_endpoint(served: Client):
     assert response.status == 200
     document = msgspec.json.decode(await response.read())
     assert document["openapi"] == "3.1.0"
-    assert set(document["paths"]) == {"/api/snapshot", "/api/status", "/api/history", "/api/check"}
+    every_route = {path.replace("{name:.+}", "{name}") for path in EVERY_PATH}
+    assert set(document["paths"]) == every_route  # every route, nothing else
+    events = document["paths"]["/api/events"]["get"]["responses"]["200"]["content"]
+    assert list(events) == ["text/event-stream"]
     schemas = document["components"]["schemas"]
     assert set(schemas["StatusBody"]["properties"]) == set(
         await (await served.get("/api/status")).json()

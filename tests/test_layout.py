@@ -76,3 +76,18 @@ def test_every_option_has_help(command: str):
         if action.dest != "help":
             assert action.help, action.option_strings
             assert not action.help.startswith(" ["), action.option_strings
+
+
+def test_make_demo_and_install_take_the_runtime_alone():
+    for target in ("install", "demo"):
+        plan = subprocess.run(
+            ["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
+        assert "'.[bitnodes]'" in plan, plan
+        assert "'.[dev]'" not in plan, plan
+
+
+def test_make_serve_without_a_folder_says_how_to_give_one():
+    run = subprocess.run(["make", "serve"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert run.returncode != 0
+    assert "make serve DATA_DIR=/path/to/folder" in run.stderr

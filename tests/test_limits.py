@@ -18,6 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from crawldash.crawl.files import write_atomically
+from crawldash.live.history import HistoryEntry
+from crawldash.live.store import HistoryStore
+
 from .factories import export_body, rows, write_snapshot, write_status
 from .process import as_nobody, free_port, serving, shared_folder
 
@@ -178,3 +182,24 @@ def test_the_server_header_names_no_version(tmp_path: Path):
     with serving(data, tmp_path / "state") as base:
         for path in ("/api/status", "/api/nothing", "/api/check?address=x"):
             assert get(base + path)[1]["Server"] == "crawldash"
+
+
+def test_files_crawldash_writes_are_read_by_another_user(folder: Path):
+    """The two users of the shipped units: the bridge's status.json and the history index
+    are written as one user (here root, under the usual umask) and served as another."""
+    data, state = folder / "data", folder / "state"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    write_atomically(
+        data / "status.json",
+        b'{"state": "running", "queue_size": 5, '
+        b'"height": 900000, "last_elapsed": 480.0, "updated_at": %d}' % NOW,
+    )
+    HistoryStore.for_data_dir(state, data).save([HistoryEntry(NOW - 1200, 9)])
+    write_snapshot(data, NOW, export_body(rows(3)))
+    state.chmod(0o777)  # the nobody user writes its index here too
+    with serving(data, state, **as_nobody()) as base:
+        assert json.loads(get(f"{base}/api/status")[2])["state"] == "running"
+        assert json.loads(get(f"{base}/api/snapshot")[2])["timestamp"] == NOW
+        history = json.loads(get(f"{base}/api/history")[2])
+        assert [p["timestamp"] for p in history] == [NOW - 1200, NOW]

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
+
+from .factories import export_body, rows, write_snapshot
+from .process import free_port, serving
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 PROMETHEUS = EXAMPLES / "prometheus"
@@ -24,7 +30,7 @@ def run(*command: str, cwd: Path | None = None) -> str:
 
 @needs_promtool
 def test_prometheus_config_and_rules_are_valid():
-    assert "4 rules found" in run(
+    assert "9 rules found" in run(
         "promtool", "check", "rules", "crawldash-alerts.yml", cwd=PROMETHEUS
     )
     run("promtool", "check", "config", "prometheus.yml", cwd=PROMETHEUS)
@@ -60,3 +66,87 @@ def test_systemd_units_name_real_commands(unit: Path, tmp_path: Path):
     copy = tmp_path / unit.name
     copy.write_text(text.replace("/opt/crawldash/.venv/bin/crawldash", str(installed)))
     run("systemd-analyze", "verify", "--man=no", str(copy))
+
+
+@pytest.mark.parametrize("unit", sorted((EXAMPLES / "systemd").glob("*.service")))
+def test_systemd_units_are_hardened(unit: Path):
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze (Debian systemd) missing")
+    text = unit.read_text()
+    assert "ProtectHome=read-only" in text  # a bitnodes clone in a home folder stays reachable
+    output = run("systemd-analyze", "security", "--offline=true", str(unit))
+    found = re.search(r"Overall exposure level for \S+: ([0-9.]+)", output)
+    assert found is not None, output
+    assert float(found.group(1)) < 5.0, output
+
+
+def test_the_bridge_unit_keeps_the_redis_url_in_an_environment_file():
+    text = (EXAMPLES / "systemd" / "crawldash-bitnodes-status.service").read_text()
+    assert "EnvironmentFile=/etc/crawldash/bitnodes-status.env" in text
+    assert "REDIS_URL" not in text.replace("# CRAWLDASH_REDIS_URL", "")
+    env = (EXAMPLES / "systemd" / "bitnodes-status.env").read_text()
+    assert "CRAWLDASH_REDIS_URL=redis://" in env
+
+
+def nginx_in_front(tmp_path: Path, upstream: str) -> tuple[Path, int]:
+    """The example configuration, its paths and ports put here; returns the config and port."""
+    port = free_port()
+    conf = (EXAMPLES / "nginx" / "crawldash.conf").read_text()
+    (tmp_path / "cache").mkdir()
+    conf = conf.replace("/var/cache/nginx/", f"{tmp_path}/cache/")
+    conf = conf.replace("server 127.0.0.1:8080;", f"server {upstream};")
+    conf = conf.replace("listen 80;", f"listen 127.0.0.1:{port};")
+    (tmp_path / "crawldash.conf").write_text(conf)
+    (tmp_path / "nginx.conf").write_text(
+        f"user root;\nerror_log {tmp_path}/error.log;\npid {tmp_path}/nginx.pid;\n"
+        "daemon off;\nevents {}\n"
+        f"http {{ access_log off; client_body_temp_path {tmp_path}/body; "
+        f"proxy_temp_path {tmp_path}/proxy; include {tmp_path}/crawldash.conf; }}\n"
+    )
+    return tmp_path / "nginx.conf", port
+
+
+@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx (Debian nginx) missing")
+def test_nginx_example_in_front_of_crawldash(tmp_path: Path):
+    now = int(time.time()) // 600 * 600
+    data = tmp_path / "data"
+    write_snapshot(data, now - 600, export_body(rows(3)))
+    write_snapshot(data, now, export_body(rows(4)))
+    with serving(data, tmp_path / "state") as base:
+        conf, port = nginx_in_front(tmp_path, base.removeprefix("http://"))
+        nginx = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(conf)])
+        try:
+            front = f"http://127.0.0.1:{port}"
+            wait_until_answers(front + "/")
+            assert fetch(front + "/")[0] == 200
+            assert fetch(front + "/static/app.js")[0] == 200
+            first, second = fetch(front + "/api/history"), fetch(front + "/api/history")
+            assert (first[1].get("X-Cache-Status"), second[1].get("X-Cache-Status")) == (
+                "MISS",
+                "HIT",
+            )
+            one = fetch(front + "/api/snapshot", {"Accept-Encoding": "gzip, deflate"})
+            other = fetch(front + "/api/snapshot", {"Accept-Encoding": "deflate, gzip;q=0.9"})
+            assert (one[1]["X-Cache-Status"], other[1]["X-Cache-Status"]) == ("MISS", "HIT")
+            assert other[1]["Content-Encoding"] == "gzip"
+        finally:
+            nginx.terminate()
+            nginx.wait(10)
+
+
+def fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str]]:
+    request = urllib.request.Request(url, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        response.read()
+        return response.status, dict(response.headers)
+
+
+def wait_until_answers(url: str) -> None:
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            fetch(url)
+            return
+        except OSError:
+            assert time.monotonic() < deadline, "nginx did not answer"
+            time.sleep(0.05)

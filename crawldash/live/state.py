@@ -126,8 +126,10 @@ class State:
         return StatusBody(
             state=status.state if status else "unknown",
             queue_size=status.queue_size if status else None,
+            reached=status.reached if status else None,
             height=status.height if status and status.height is not None else fallback_height,
             last_elapsed=status.last_elapsed if status else None,
+            last_crawl_at=status.last_crawl_at if status else None,
             updated_at=status.updated_at if status else None,
             snapshot_timestamp=snapshot.timestamp if snapshot else None,
             snapshot_age=age,

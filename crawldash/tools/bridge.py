@@ -1,23 +1,28 @@
 """``crawldash bitnodes-status``: bitnodes' live crawler status, from Redis to status.json.
 
 bitnodes keeps its crawler's state in Redis: ``crawl:master:state`` (a string), ``pending``
-(a set: its size is the queue), ``height`` (a string) and ``elapsed`` (a list of JSON
-``[unix_seconds, seconds]``, newest first; older versions keep a plain number). This reads
-them every ``interval`` seconds and writes ``status.json`` atomically. While Redis cannot be
-reached it logs, retries with back-off and stops rewriting the file, so that crawldash's
-stuck-crawler alarm fires.
+(a set: its size is the queue), ``up`` (a set: the nodes reached so far in this crawl),
+``height`` (a string) and ``elapsed`` (a list of JSON ``[unix_seconds, seconds]``, newest
+first, one per finished crawl; older versions keep a plain number). This reads them every
+``interval`` seconds and writes ``status.json`` atomically. A value it cannot read is
+logged once and written as null. While Redis cannot be reached it logs, retries with
+back-off and stops rewriting the file, so that crawldash's stuck-crawler alarm fires.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 import redis
+from redis.connection import parse_url
 
 from ..crawl.files import write_atomically
 from ..models import CrawlerStatus
@@ -26,41 +31,109 @@ log = logging.getLogger(__name__)
 MAX_BACKOFF = 60.0
 
 
-def read_status(client: redis.Redis, now: float) -> CrawlerStatus:
-    pipe = client.pipeline(transaction=False)
-    pipe.get("crawl:master:state")
-    pipe.scard("pending")
-    pipe.get("height")
-    pipe.type("elapsed")
-    state, pending, height, elapsed_type = pipe.execute()
-    return CrawlerStatus(
-        state=state.decode() if state else "unknown",
-        queue_size=int(pending),
-        height=int(height) if height else None,
-        last_elapsed=_last_elapsed(client, elapsed_type),
-        updated_at=int(now),
-    )
+def connect(url: str, password_file: Path | None = None) -> redis.Redis:
+    """A client for ``url``; bitnodes' own ``REDIS_SOCKET`` (a unix socket, instead of the
+    URL's host and port) and ``REDIS_PASSWORD`` are honoured as bitnodes reads them, and
+    ``password_file`` wins over both passwords. ValueError for a malformed URL."""
+    options: dict[str, Any] = parse_url(url)  # type: ignore[no-untyped-call]
+    if socket_path := os.environ.get("REDIS_SOCKET"):
+        options = {k: v for k, v in options.items() if k not in ("host", "port", "ssl")}
+        options |= {"path": socket_path, "connection_class": redis.UnixDomainSocketConnection}
+    if password_file is not None:
+        options["password"] = password_file.read_text().strip()
+    elif password := os.environ.get("REDIS_PASSWORD"):
+        options["password"] = password
+    pool = redis.ConnectionPool(socket_timeout=5, socket_connect_timeout=5, **options)
+    return redis.Redis(connection_pool=pool)
 
 
-def _last_elapsed(client: redis.Redis, kind: bytes) -> float | None:
-    if kind == b"list":
-        newest = client.lindex("elapsed", 0)
-        return float(json.loads(newest)[1]) if newest else None
-    if kind == b"string":
-        value = client.get("elapsed")
-        return float(value) if value else None
-    return None
+def redacted(url: str) -> str:
+    """The URL with any password replaced by ``***``, for logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
-def run(url: str, out: Path, interval: float, stop: threading.Event) -> None:
+class StatusReader:
+    """Reads the status from Redis; each malformed value is logged once, written as null."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self._said: set[str] = set()
+
+    def read(self, now: float) -> CrawlerStatus:
+        pipe = self.client.pipeline(transaction=False)
+        pipe.get("crawl:master:state")
+        pipe.scard("pending")
+        pipe.scard("up")
+        pipe.get("height")
+        pipe.type("elapsed")
+        state, pending, up, height, elapsed_type = pipe.execute()
+        newest = self._newest_elapsed(elapsed_type)
+        ended, elapsed = self._elapsed(newest)
+        return CrawlerStatus(
+            state=state.decode(errors="replace") if state else "unknown",
+            queue_size=int(pending),
+            height=self._number(int, "height", height),
+            last_elapsed=elapsed,
+            updated_at=int(now),
+            reached=int(up),
+            last_crawl_at=ended,
+        )
+
+    def _newest_elapsed(self, kind: bytes) -> bytes | None:
+        if kind == b"list":
+            value = self.client.lindex("elapsed", 0)
+        elif kind == b"string":
+            value = self.client.get("elapsed")
+        else:
+            return None
+        return value.encode() if isinstance(value, str) else value
+
+    def _elapsed(self, newest: bytes | None) -> tuple[int | None, float | None]:
+        """(when the newest crawl ended, how long it took), from ``[ts, seconds]`` or a
+        plain number of seconds."""
+        if newest is None:
+            return None, None
+        try:
+            value = json.loads(newest)
+        except ValueError:
+            value = None
+        if isinstance(value, list) and len(value) == 2:
+            ended = self._number(int, "elapsed", value[0])
+            return ended, self._number(float, "elapsed", value[1])
+        return None, self._number(float, "elapsed", value if value is not None else newest)
+
+    def _number(self, kind: type[int] | type[float], key: str, value: object) -> Any:
+        if value is None:
+            return None
+        try:
+            if isinstance(value, bytes):
+                value = value.decode()
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise ValueError(value)
+            return kind(value)
+        except (ValueError, UnicodeDecodeError):
+            if key not in self._said:
+                self._said.add(key)
+                log.warning("redis key %s holds %r, not a number; written as null", key, value)
+            return None
+
+
+def run(client: redis.Redis, url: str, out: Path, interval: float, stop: threading.Event) -> None:
     """Rewrite ``out`` every ``interval`` seconds until ``stop`` is set."""
-    client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+    reader = StatusReader(client)
     wait, failing = interval, False
-    log.info("bitnodes status bridge started redis=%s out=%s interval=%s", url, out, interval)
+    log.info(
+        "bitnodes status bridge started redis=%s out=%s interval=%s", redacted(url), out, interval
+    )
     while not stop.is_set():
         try:
-            status = read_status(client, time.time())
-        except (redis.RedisError, ValueError, IndexError) as exc:
+            status = reader.read(time.time())
+        except redis.RedisError as exc:
             wait = min(max(wait * 2, interval), MAX_BACKOFF)
             log.warning(
                 "redis read failed reason=%s: %s; status.json not rewritten; retrying in %.1f s",

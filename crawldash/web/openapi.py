@@ -37,19 +37,94 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     }
 
 
-def _errors(*statuses: int) -> dict[str, Any]:
+def _errors(*statuses: int, **described: str) -> dict[str, Any]:
+    """Error answers by status; ``described`` (as ``e503="..."``) replaces a description."""
     error = {"$ref": REF.format(name="ErrorBody")}
     return {
         str(status): {
-            "description": ERRORS[status],
+            "description": described.get(f"e{status}", ERRORS[status]),
             "content": {"application/json": {"schema": error}},
         }
         for status in statuses
     }
 
 
-def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], **extra: Any) -> Any:
-    return {"get": {"summary": summary, "responses": {"200": ok, **_errors(*errors)}, **extra}}
+def _operation(
+    summary: str,
+    ok: dict[str, Any],
+    errors: tuple[int, ...],
+    described: dict[str, str] | None = None,
+    **extra: Any,
+) -> Any:
+    responses = {"200": ok, **_errors(*errors, **(described or {}))}
+    return {"get": {"summary": summary, "responses": responses, **extra}}
+
+
+def _text(description: str, *media_types: str) -> dict[str, Any]:
+    text = {"schema": {"type": "string"}}
+    return {"description": description, "content": dict.fromkeys(media_types, text)}
+
+
+HEALTH = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["ok", "ready"]},
+        "warnings": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["status"],
+}
+
+
+def _health(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": HEALTH}}}
+
+
+def operations_beside_the_api() -> dict[str, Any]:
+    """The event stream, the page, metrics, health and this document itself."""
+    name = {
+        "name": "name",
+        "in": "path",
+        "required": True,
+        "description": "A file of the page: app.js, style.css, vendor/uPlot.iife.min.js, "
+        "vendor/uPlot.min.css; any other is 404 not_found.",
+        "schema": {"type": "string"},
+    }
+    return {
+        "/api/events": _operation(
+            "Server-Sent Events: the current snapshot and status, then each change, and a "
+            "heartbeat comment every 15 s. The stream does not end; HEAD gives its headers.",
+            _text("event: snapshot or status; data: JSON.", "text/event-stream"),
+            (503,),
+            {"e503": "`too_many_subscribers`: --max-subscribers are connected; retry later."},
+            operationId="streamEvents",
+        ),
+        "/api/openapi.json": _operation(
+            "This document.", _json({"type": "object"}, "OpenAPI 3.1."), ()
+        ),
+        "/": _operation("The dashboard page.", _text("The page.", "text/html"), ()),
+        "/static/{name}": _operation(
+            "A file the page loads.",
+            _text("The file.", "text/javascript", "text/css"),
+            (404,),
+            {"e404": "`not_found`: no such file."},
+            parameters=[name],
+        ),
+        "/metrics": _operation(
+            "Prometheus metrics.", _text("The Prometheus text format 0.0.4.", "text/plain"), ()
+        ),
+        "/healthz": _operation(
+            "Liveness: the process and its file watcher run.",
+            _health("ok, with warnings that need an operator's eye, if any"),
+            (503,),
+            {"e503": "`watcher_down`: the file watcher is not running."},
+        ),
+        "/readyz": _operation(
+            "Readiness: a fresh snapshot is served and the crawler is not stuck.",
+            _health("ready"),
+            (503,),
+            {"e503": "`no_data_dir`, `no_snapshot`, `stale` or `crawler_stuck`, and why."},
+        ),
+    }
 
 
 def build_openapi() -> dict[str, Any]:
@@ -116,6 +191,7 @@ def build_openapi() -> dict[str, Any]:
             (400, 503),
             parameters=[address],
         ),
+        **operations_beside_the_api(),
     }
     return {
         "openapi": "3.1.0",
@@ -123,7 +199,10 @@ def build_openapi() -> dict[str, Any]:
             "title": "crawldash",
             "version": __version__,
             "description": "Read-only JSON answers about a network crawler's output. "
-            "Unknown query parameters are ignored. Every error has the ErrorBody shape.",
+            "Unknown query parameters are ignored. Every error crawldash answers has the "
+            "ErrorBody shape; the HTTP layer answers a request it cannot parse (a request "
+            "line or header over 8190 bytes, more than 64 headers, an unknown method) "
+            "itself, with a plain-text 400.",
         },
         "paths": paths,
         "components": {"schemas": components},
