@@ -113,7 +113,12 @@ def endpoints(hit: str, etag: str) -> list[tuple[str, str, dict[str, str]]]:
         ("check hit", f"/api/check?address={hit}", {}),
         ("check miss", "/api/check?address=203.0.113.254:8333", {}),
         ("304 revalidation", "/api/snapshot", {"If-None-Match": etag}),
+        ("breakdown?by=country", "/api/breakdown?by=country", {}),
+        ("nodes?country=DE&services=P2P_V2", "/api/nodes?country=DE&services=P2P_V2", {}),
     ]
+
+
+ONLY_CRAWLDASH = ("304 revalidation", "history?limit=144 (gzip)", "breakdown?by=country")
 
 
 def main() -> None:
@@ -170,7 +175,7 @@ def main() -> None:
         results["naive"] = {
             name: measure(naive + path, pid, h, slow=True)
             for name, path, h in cells
-            if name not in ("304 revalidation", "history?limit=144 (gzip)")
+            if name not in ONLY_CRAWLDASH and not name.startswith("nodes")
         }
     results["nginx"] = nginx(paths["static"])
     report(results)

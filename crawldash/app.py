@@ -27,6 +27,7 @@ from .web.api import Api
 from .web.cors import Cors
 from .web.dashboard import Dashboard
 from .web.events import Broadcaster
+from .web.network import Network
 from .web.openapi import build_openapi
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,14 @@ def create_app(settings: Settings) -> web.Application:
         debounce_ms=settings.debounce_ms,
         force_polling=settings.force_polling,
     )
-    metrics = Metrics(state, refresher.rejected, watcher, refresher.saver, requests)
+    metrics = Metrics(
+        state,
+        refresher.rejected,
+        watcher,
+        refresher.saver,
+        requests,
+        breakdowns=settings.metrics_breakdowns,
+    )
     refresher.observers.append(metrics.refresh.observe)
     events = Broadcaster(
         state, max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
@@ -89,7 +97,8 @@ def create_app(settings: Settings) -> web.Application:
     api = Api(state, openapi, settings.cache_max_age)
     cors = Cors(settings.cors_origins) if settings.cors_origins else None
     health = Health(state, watcher, refresher.saver)
-    table = route_table(api, events, Dashboard(), health, metrics)
+    network = Network(state, api.until_next_crawl)
+    table = route_table(api, network, events, Dashboard(), health, metrics)
     requests.label_routes(add_routes(app, table, cors))
     if cors is not None:
         app.on_response_prepare.append(cors.add_headers)

@@ -151,3 +151,19 @@ class ErrorDetail(Base, frozen=True):
 
 class ErrorBody(Base, frozen=True):
     error: ErrorDetail
+
+
+class BreakdownRow(Base, frozen=True, omit_defaults=True):
+    value: str | int | None
+    nodes: int
+    share: float  # of the crawl's nodes
+    org: str | None = None  # by=asn: the organisation's name
+
+
+class BreakdownBody(Base, frozen=True):
+    """``/api/breakdown``; assembled from rows prepared once per crawl."""
+
+    timestamp: int
+    total_nodes: int
+    by: str
+    rows: list[BreakdownRow]

@@ -13,12 +13,18 @@ from .web.cors import Cors
 from .web.dashboard import Dashboard
 from .web.errors import not_allowed, not_found
 from .web.events import Broadcaster
+from .web.network import Network
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def route_table(
-    api: Api, events: Broadcaster, dashboard: Dashboard, health: Health, metrics: Metrics
+    api: Api,
+    network: Network,
+    events: Broadcaster,
+    dashboard: Dashboard,
+    health: Health,
+    metrics: Metrics,
 ) -> dict[str, Handler]:
     """Path -> the bound handler that answers GET and HEAD there."""
     return {
@@ -26,6 +32,8 @@ def route_table(
         "/api/status": api.status,
         "/api/history": api.history,
         "/api/check": api.check,
+        "/api/breakdown": network.breakdown,
+        "/api/nodes": network.nodes,
         "/api/openapi.json": api.openapi,
         "/api/events": events.stream,
         "/": dashboard.index,

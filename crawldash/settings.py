@@ -97,6 +97,14 @@ class Settings:
     )
     log_level: str = option("info", "`debug`, `info`, `warning` or `error`", log_level)
     access_log: bool = option(True, "one line per request", on_off, shown="on", kind="toggle")
+    metrics_breakdowns: bool = option(
+        False,
+        "add the latest crawl's nodes by country and by user agent to /metrics (labels of "
+        "many values: the operator's choice)",
+        on_off,
+        shown="off",
+        kind="toggle",
+    )
     max_connections: int | None = option(
         None,
         "open connections; more are answered 503 and closed at once",

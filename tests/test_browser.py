@@ -80,6 +80,28 @@ def test_dashboard_in_chromium(tmp_path: Path):
         expect(page.locator(".u-legend")).to_contain_text("onion")
         assert console_errors == []  # loaded cleanly (the check form's 400 below is logged)
 
+        snapshot = get(base + "/api/snapshot")
+        expect(page.locator("#tile-reachable")).to_have_text(f"{snapshot['total_nodes']:,}")
+        networks = get(base + "/api/breakdown?by=network&limit=8")
+        first_row = networks["rows"][0]
+        expect(page.locator("#by-network tbody tr").first).to_contain_text(
+            f"{first_row['value']}{first_row['nodes']:,}"
+        )
+        expect(page.locator("#by-asn tbody")).to_contain_text("AS")  # providers, with names
+
+        known = next(a for a in snapshot["nodes"] if not a.startswith("["))
+        page.fill("#search", known)
+        page.keyboard.press("Enter")
+        expect(page.locator("#search-results")).to_contain_text(known)
+        page.fill("#search", "Hetzner")
+        page.click("#search-form button")
+        hetzner = get(base + "/api/nodes?q=hetzner")["count"]
+        expect(page.locator("body")).to_have_attribute("data-searched", str(hetzner))
+        with page.expect_download() as download_info:
+            page.click("#csv-link")
+        downloaded = Path(download_info.value.path()).read_text().splitlines()
+        assert len(downloaded) - 1 == hetzner  # the header, then a row per node
+
         snapshot_tile = page.locator("#tile-snapshot").inner_text()
         found = next(iter(get(base + "/api/snapshot")["nodes"]))
         for address, css, text in [
@@ -101,6 +123,8 @@ def test_dashboard_in_chromium(tmp_path: Path):
         expect(page.locator("body")).to_have_attribute("data-status", str(newest), timeout=10_000)
         expect(page.locator("body")).to_have_attribute("data-points", str(held + 1))
         expect(page.locator("#tile-snapshot")).not_to_have_text(snapshot_tile)
+        expect(page.locator("#tile-reachable")).to_have_text("321")  # no reload
+        expect(page.locator("#by-network tbody tr").first).to_contain_text("ipv4321")
         unlabelled = page.evaluate(
             "[...document.querySelectorAll('input, select')]"
             ".filter(e => e.labels.length === 0).map(e => e.id)"

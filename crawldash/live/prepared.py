@@ -15,6 +15,8 @@ from ..crawl.decode import Rules, Snapshot, count_networks, decode_snapshot
 from ..crawl.files import read_file, snapshot_timestamp
 from ..models import ApiSnapshot, Base
 from .bodies import Representation, compressed, represent
+from .breakdowns import PreparedBreakdown, prepare_breakdowns
+from .catalog import NodeCatalog
 
 _encoder = msgspec.json.Encoder()
 MAX_CHECK_BODIES = 4096
@@ -40,6 +42,8 @@ class PreparedSnapshot:
     representations: dict[str, Representation]  # by content coding: identity, gzip, br
     nodes: dict[str, bytes]  # each node's JSON as /api/check shows it, by canonical address
     networks: tuple[int, ...]  # node counts by network, in NETWORKS order
+    breakdowns: dict[str, PreparedBreakdown]  # by key: network, country, asn, ...
+    catalog: NodeCatalog  # the nodes as columns, for /api/nodes
     # /api/check answers already encoded, by address: monitors ask about the same peers.
     _check_bodies: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
@@ -59,6 +63,10 @@ class PreparedSnapshot:
             encodings,
             nodes,
             networks,
+            prepare_breakdowns(
+                snapshot.timestamp, snapshot.nodes, snapshot.latest_height, modified
+            ),
+            NodeCatalog.build(snapshot.nodes),
         )
 
     def check_body(self, address: str) -> bytes:

@@ -88,9 +88,12 @@ class Metrics:
         watcher: Liveness,
         index: IndexHealth,
         requests: RequestStats,
+        breakdowns: bool = False,
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.registry.register(DataCollector(state, rejected, watcher, index))
+        if breakdowns:
+            self.registry.register(BreakdownCollector(state))
         self.registry.register(requests)
         self.refresh = Histogram(
             "crawldash_refresh_duration_seconds",
@@ -201,6 +204,25 @@ class DataCollector(Collector):
             "1 while the data folder cannot be listed.",
             int(self.state.data_dir_problem is not None),
         )
+
+
+class BreakdownCollector(Collector):
+    """``--metrics-breakdowns``: the latest crawl's nodes by country and by user agent."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def collect(self) -> Iterator[Metric]:
+        snapshot = self.state.snapshot
+        for by, label in (("country", "country"), ("user_agent", "user_agent")):
+            family = GaugeMetricFamily(
+                f"crawldash_snapshot_nodes_by_{by}",
+                f"Reachable nodes in the latest crawl, by {label.replace('_', ' ')}.",
+                labels=[label],
+            )
+            for value, count in snapshot.breakdowns[by].counted if snapshot else ():
+                family.add_metric(["" if value is None else str(value)], count)
+            yield family
 
 
 def gauge(name: str, documentation: str, value: float | None) -> GaugeMetricFamily:

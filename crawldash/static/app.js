@@ -46,6 +46,58 @@ async function getJSON(url) {
 
 async function refreshStatus() { showStatus(await getJSON("/api/status")); }
 
+async function refreshHeadline() {
+  const snapshot = await getJSON("/api/breakdown?by=network");
+  const points = await getJSON("/api/history?limit=2");
+  $("tile-reachable").textContent = fmtNumber(snapshot.total_nodes);
+  const [previous, latest] = points.length === 2 ? points : [null, points[0]];
+  const change = previous && latest && latest.timestamp === snapshot.timestamp
+    ? snapshot.total_nodes - previous.reachable : null;
+  $("tile-change").textContent = change == null ? ""
+    : `${change >= 0 ? "+" : "−"}${Math.abs(change).toLocaleString()} since the crawl before`;
+  document.body.dataset.reachable = String(snapshot.total_nodes);
+}
+
+const TABLES = ["network", "country", "user_agent", "asn"];
+
+async function refreshBreakdowns() {
+  for (const by of TABLES) {
+    const body = await getJSON(`/api/breakdown?by=${by}&limit=8`);
+    const rows = body.rows.map((row) => {
+      const tr = document.createElement("tr");
+      const name = row.value == null ? "unknown" : String(row.value);
+      const label = row.org ? `${name} ${row.org}` : name;
+      for (const [text, css] of [[label, ""], [row.nodes.toLocaleString(), "n"],
+                                 [`${(row.share * 100).toFixed(1)}%`, "n"]]) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        if (css) td.className = css;
+        tr.append(td);
+      }
+      return tr;
+    });
+    document.querySelector(`#by-${by} tbody`).replaceChildren(...rows);
+  }
+}
+
+async function search(event) {
+  if (event) event.preventDefault();
+  const q = $("search").value.trim();
+  const query = q ? `q=${encodeURIComponent(q)}` : "";
+  $("csv-link").href = `/api/nodes?${query}${query ? "&" : ""}format=csv`;
+  const page = await getJSON(`/api/nodes?${query}${query ? "&" : ""}limit=20`);
+  $("search-count").textContent = `${page.count.toLocaleString()} nodes match` +
+    (page.count > page.results.length ? `; the first ${page.results.length}:` : ":");
+  $("search-results").replaceChildren(...page.results.map((node) => {
+    const li = document.createElement("li");
+    li.textContent = `${node.address}: ${node.user_agent ?? "unknown agent"}, ` +
+      `${[node.city, node.country].filter(Boolean).join(", ") || "no location"}, ` +
+      `${node.org ?? "no provider"}, height ${node.height}`;
+    return li;
+  }));
+  document.body.dataset.searched = String(page.count);
+}
+
 async function refreshChart() {
   const limit = $("range").value;
   const split = $("split").checked;
@@ -87,16 +139,23 @@ function listen() {
   source.addEventListener("open", () => { $("live").textContent = "live"; });
   source.addEventListener("error", () => { $("live").textContent = "reconnecting…"; });
   source.addEventListener("status", (event) => showStatus(JSON.parse(event.data)));
-  source.addEventListener("snapshot", () => { refreshChart().catch(report); });
+  source.addEventListener("snapshot", () => {
+    refreshChart().catch(report);
+    refreshHeadline().catch(report);
+    refreshBreakdowns().catch(report);
+  });
 }
 
 function report(error) { $("live").textContent = `error: ${error.message}`; }
 
 $("check-form").addEventListener("submit", check);
+$("search-form").addEventListener("submit", (event) => search(event).catch(report));
 $("range").addEventListener("change", () => refreshChart().catch(report));
 $("split").addEventListener("change", () => refreshChart().catch(report));
 window.addEventListener("resize", () => { if (chart) chart.setSize({ width: $("chart").clientWidth, height: 320 }); });
 refreshStatus().catch(report);
 refreshChart().catch(report);
+refreshHeadline().catch(report);
+refreshBreakdowns().catch(report);
 listen();
 setInterval(() => refreshStatus().catch(report), 30000);  // the age ticks between crawls

@@ -8,7 +8,17 @@ import msgspec
 
 from .. import __version__
 from ..crawl.address import MAX_ADDRESS_LENGTH
-from ..models import ApiSnapshot, CheckBody, ErrorBody, HistoryPoint, NetworkPoint, StatusBody
+from ..models import (
+    ApiSnapshot,
+    BreakdownBody,
+    CheckBody,
+    ErrorBody,
+    HistoryPoint,
+    NetworkPoint,
+    Node,
+    StatusBody,
+)
+from .network_schema import network_operations
 
 REF = "#/components/schemas/{name}"
 ERRORS = {
@@ -128,10 +138,18 @@ def operations_beside_the_api() -> dict[str, Any]:
 
 
 def build_openapi() -> dict[str, Any]:
-    types = [ApiSnapshot, StatusBody, HistoryPoint, NetworkPoint, CheckBody, ErrorBody]
-    (snapshot, status, point, network_point, check, _), components = msgspec.json.schema_components(
-        types, ref_template=REF
-    )
+    types = [
+        ApiSnapshot,
+        StatusBody,
+        HistoryPoint,
+        NetworkPoint,
+        CheckBody,
+        ErrorBody,
+        BreakdownBody,
+        Node,
+    ]
+    schemas, components = msgspec.json.schema_components(types, ref_template=REF)
+    snapshot, status, point, network_point, check, _, breakdown, node = schemas
     history = {"type": "array", "items": {"anyOf": [point, network_point]}}
     limit = {
         "name": "limit",
@@ -191,6 +209,7 @@ def build_openapi() -> dict[str, Any]:
             (400, 503),
             parameters=[address],
         ),
+        **network_operations(breakdown, node, _json, _errors),
         **operations_beside_the_api(),
     }
     return {

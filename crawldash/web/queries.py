@@ -7,10 +7,14 @@ request path a ``parse_qsl`` and a validation per request; errors are never cach
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl
 
-from ..crawl.address import AddressError, parse_address
+from ..crawl.address import NETWORKS, AddressError, parse_address
+from ..crawl.breakdown import BY, SERVICE_NAMES
+from ..live.breakdowns import DEFAULT_ROWS, MAX_ROWS
+from ..live.catalog import SORTS, NodeFilter
 from .errors import ApiError
 
 DEFAULT_HISTORY_LIMIT = 144
@@ -74,3 +78,97 @@ def check_query(raw_query: str) -> str:
         return parse_address(values[0])
     except AddressError as exc:
         raise ApiError(400, "invalid_address", str(exc)) from None
+
+
+def _one(query: dict[str, list[str]], name: str) -> str | None:
+    """The one value of a parameter, or None; 400 ``invalid_<name>`` if given twice."""
+    values = query.get(name, [])
+    if len(values) > 1:
+        raise ApiError(400, f"invalid_{name}", f"{name} must be given once")
+    return values[0] if values else None
+
+
+def _bounded(query: dict[str, list[str]], name: str, default: int, high: int) -> int:
+    text = _one(query, name)
+    number = default if text is None else whole_number(text)
+    if number is None or number > high:
+        raise ApiError(400, f"invalid_{name}", f"{name} must be a whole number from 1 to {high}")
+    return number
+
+
+@lru_cache(maxsize=1024)
+def breakdown_query(raw_query: str) -> tuple[str, int]:
+    """``by`` and ``limit`` of ``/api/breakdown``."""
+    query = parse_query(raw_query)
+    by = _one(query, "by")
+    if by not in BY:
+        raise ApiError(400, "invalid_by", f"by must be one of {', '.join(BY)}")
+    return by, _bounded(query, "limit", DEFAULT_ROWS, MAX_ROWS)
+
+
+_COUNTRY = re.compile(r"[A-Za-z]{2}")
+_ASN = re.compile(r"(?:AS)?([0-9]{1,10})", re.IGNORECASE)
+NODE_FORMATS = ("json", "csv", "addresses")
+MAX_NODES_PAGE = 1000
+MAX_TEXT = 200
+
+
+@dataclass(frozen=True)
+class NodesQuery:
+    wanted: NodeFilter
+    sort: str
+    descending: bool
+    page: int
+    limit: int
+    format: str
+
+
+@lru_cache(maxsize=1024)
+def nodes_query(raw_query: str) -> NodesQuery:
+    """The filters, order, page and format of ``/api/nodes``; 400 naming a bad one."""
+    query = parse_query(raw_query)
+    network = _one(query, "network")
+    if network is not None and network not in NETWORKS:
+        raise ApiError(400, "invalid_network", f"network must be one of {', '.join(NETWORKS)}")
+    country = _one(query, "country")
+    if country is not None and not _COUNTRY.fullmatch(country):
+        raise ApiError(400, "invalid_country", "country must be a two-letter code, e.g. DE")
+    asn = _one(query, "asn")
+    asn_match = _ASN.fullmatch(asn) if asn is not None else None
+    if asn is not None and asn_match is None:
+        raise ApiError(400, "invalid_asn", "asn must be AS followed by a number, e.g. AS3320")
+    version = _one(query, "version")
+    if version is not None and whole_number(version) is None:
+        raise ApiError(400, "invalid_version", "version must be a protocol version, e.g. 70016")
+    services = _one(query, "services")
+    if services is not None and services.upper() not in SERVICE_NAMES:
+        names = ", ".join(SERVICE_NAMES)
+        raise ApiError(400, "invalid_services", f"services must be one of {names}")
+    sort = _one(query, "sort")
+    sort = "address" if sort is None else sort
+    if sort.removeprefix("-") not in SORTS:
+        choices = ", ".join(SORTS)
+        raise ApiError(400, "invalid_sort", f"sort must be one of {choices}, or - before one")
+    form = _one(query, "format")
+    form = "json" if form is None else form
+    if form not in NODE_FORMATS:
+        raise ApiError(400, "invalid_format", f"format must be one of {', '.join(NODE_FORMATS)}")
+    wanted = NodeFilter(
+        network=network,
+        country=country.upper() if country else None,
+        asn=f"AS{asn_match.group(1)}" if asn_match else None,
+        user_agent=_text(query, "user_agent"),
+        version=int(version) if version is not None else None,
+        services=1 << SERVICE_NAMES[services.upper()] if services is not None else None,
+        q=_text(query, "q"),
+    )
+    page = _bounded(query, "page", 1, 10**9)
+    limit = _bounded(query, "limit", 100, MAX_NODES_PAGE)
+    return NodesQuery(wanted, sort.removeprefix("-"), sort.startswith("-"), page, limit, form)
+
+
+def _text(query: dict[str, list[str]], name: str) -> str | None:
+    text = _one(query, name)
+    if text is not None and len(text) > MAX_TEXT:
+        raise ApiError(400, f"invalid_{name}", f"{name} is longer than {MAX_TEXT} characters")
+    return text.lower() if text else None

@@ -1,0 +1,81 @@
+"""Breakdowns of the latest crawl, prepared in the loader process: each row's JSON once,
+the default answer in every coding, other lengths joined from the rows on request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+import msgspec
+
+from ..crawl.breakdown import Row, breakdowns, organisations
+from ..models import BreakdownRow, NodeRow
+from .bodies import Representation, compressed, represent
+
+DEFAULT_ROWS = 20
+MAX_ROWS = 1000
+_MAX_CACHED = 64  # uncompressed answers of other lengths kept, per crawl
+_encoder = msgspec.json.Encoder()
+
+
+@dataclass(frozen=True)
+class PreparedBreakdown:
+    """One breakdown: ``{"timestamp", "total_nodes", "by", "rows": [...]}``."""
+
+    head: bytes  # the object up to the rows' opening bracket
+    counted: list[Row]  # (value, nodes), most nodes first
+    rows: list[bytes]  # each row's JSON, in the same order
+    rest: list[int]  # rest[k]: nodes counted in rows[k:], for the "other" row
+    total: int
+    modified: float
+    default: dict[str, Representation]  # DEFAULT_ROWS rows, by coding
+    _bodies: dict[int, Representation] = field(default_factory=dict, compare=False, repr=False)
+
+    def body(self, limit: int, coding: str) -> Representation:
+        """The first ``limit`` rows and an ``other`` row for the rest; compressed for the
+        default length only (other lengths go uncompressed: no request compresses)."""
+        if limit == DEFAULT_ROWS:
+            return self.default[coding]
+        body = self._bodies.get(limit)
+        if body is None:
+            if len(self._bodies) >= _MAX_CACHED:
+                self._bodies.clear()
+            body = self._bodies[limit] = represent(self._join(limit), self.modified)
+        return body
+
+    def _join(self, limit: int) -> bytes:
+        shown = self.rows[:limit]
+        if limit < len(self.rows):
+            other = self.rest[limit]
+            shown = [
+                *shown,
+                _encoder.encode(BreakdownRow("other", other, _share(other, self.total))),
+            ]
+        return self.head + b",".join(shown) + b"]}"
+
+
+def prepare_breakdowns(
+    timestamp: int, nodes: dict[str, NodeRow], consensus: int, modified: float
+) -> dict[str, PreparedBreakdown]:
+    """Every breakdown of a crawl; slow for a large one: the loader process runs it."""
+    total, orgs = len(nodes), organisations(nodes.values())
+    prepared = {}
+    for by, rows in breakdowns(nodes, consensus).items():
+        encoded = [_encoder.encode(_row(by, row, total, orgs)) for row in rows]
+        head = _encoder.encode({"timestamp": timestamp, "total_nodes": total, "by": by})
+        head = head[:-1] + b',"rows":['
+        rest = [*list(accumulate(count for _, count in reversed(rows)))[::-1], 0]
+        draft = PreparedBreakdown(head, rows, encoded, rest, total, modified, {})
+        default = compressed(represent(draft._join(DEFAULT_ROWS), modified))
+        prepared[by] = PreparedBreakdown(head, rows, encoded, rest, total, modified, default)
+    return prepared
+
+
+def _row(by: str, row: Row, total: int, orgs: dict[str, str]) -> BreakdownRow:
+    value, count = row
+    org = orgs.get(value) if by == "asn" and isinstance(value, str) else None
+    return BreakdownRow(value, count, _share(count, total), org)
+
+
+def _share(count: int, total: int) -> float:
+    return round(count / total, 4) if total else 0.0
