@@ -13,12 +13,15 @@ from crawldash.tools.demo_data import generate_crawls, status_json
 INTERVAL = 600
 HISTORY_FILES = 8640
 SMALL_NODES = 100  # older history files are small crawls: 8,640 full ones would be ~22 GB
+WRITTEN_LATER = 40  # crawls the run writes one interval apart after the newest: up to now
 
 
 def make(root: Path) -> dict[str, Path]:
     """data15k/: 8,639 small older crawls + one 15,000-node newest crawl; data100k/: one
     100,000-node crawl; static/: the 15,000-node snapshot as nginx would serve it."""
-    end = int(time.time()) // INTERVAL * INTERVAL
+    # The newest crawl is WRITTEN_LATER intervals old, so that the crawls the run writes
+    # after it are not from the future (crawldash rejects those).
+    end = int(time.time()) // INTERVAL * INTERVAL - WRITTEN_LATER * INTERVAL
     paths = {"data15k": root / "data15k", "data100k": root / "data100k", "static": root / "static"}
     for path in paths.values():  # fresh every run: the run itself writes new crawls
         shutil.rmtree(path, ignore_errors=True)

@@ -285,7 +285,9 @@ def more(paths: dict[str, Path], extras: dict[str, str]) -> None:
     newest = max(int(p.stem) for p in data_dir.glob("*.json") if p.stem.isdigit())
     crawls = [  # rendered now, so that writing them costs the run nothing but the write
         (crawl.timestamp, crawl.body())
-        for crawl in generate_crawls(nodes=15_000, crawls=40, end=newest + 40 * 600, seed=9)
+        for crawl in generate_crawls(
+            nodes=15_000, crawls=data.WRITTEN_LATER, end=newest + data.WRITTEN_LATER * 600, seed=9
+        )
     ]
     started = time.monotonic()
     # Started on both cores so that its loader process may use either (as on a machine where

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,21 @@ async def test_no_request_gets_a_500(client: Client, data_dir):
     for path in odd:
         response = await client.get(path)
         assert response.status < 500, path
+
+
+async def test_encoded_newlines_and_odd_paths_get_the_one_shape(client: Client):
+    """Paths the router only reaches with a catch-all that spans lines."""
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    for target in (b"/api/status%0A", b"/a%0Ab", b"/%0D%0A"):
+        writer.write(b"GET " + target + b" HTTP/1.1\r\nHost: c\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(
+            next(
+                line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+            ).split(b":")[1]
+        )
+        body = await reader.readexactly(length)
+        assert head.startswith(b"HTTP/1.1 404 "), head
+        assert b"X-Content-Type-Options: nosniff" in head
+        assert_error_shape(json.loads(body), 404, "not_found")
+    writer.close()

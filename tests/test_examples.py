@@ -32,6 +32,10 @@ async def test_sample_data_folder_is_served(aiohttp_client, tmp_path: Path):
     check = await (await client.get("/api/check?address=[2A00:F440:0:3001:0::162]:8333")).json()
     assert check["reachable"] is True
     assert check["node"]["org"] == "LeaseWeb Netherlands B.V."
+    networks = await (await client.get("/api/breakdown?by=network")).json()
+    assert sum(row["nodes"] for row in networks["rows"]) == 7
+    nodes = await (await client.get("/api/nodes?q=leaseweb")).json()
+    assert [n["address"] for n in nodes["results"]] == ["[2a00:f440:0:3001::162]:8333"]
 
 
 async def test_write_atomically_example_writes_a_servable_folder(aiohttp_client, tmp_path: Path):

@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from crawldash.app import REFRESHER, create_app
+from crawldash.crawl.files import read_file
 from crawldash.live.history import HistoryEntry
 from crawldash.live.store import HistoryStore
 from crawldash.settings import Settings
@@ -263,3 +264,12 @@ async def test_a_status_from_the_future_is_flagged_and_still_goes_stuck(
     assert (body["stuck"], body["stuck_reason"]) == (True, "no_update")
     readyz = await (await client.get("/readyz")).json()
     assert "status.json has not been updated" in readyz["error"]["message"]
+
+
+def test_reading_never_allocates_the_limit_up_front(tmp_path: Path):
+    """A limit far beyond memory reads a small file as it is (no MemoryError), and a file
+    that grows while it is read is read in steps, up to the limit."""
+    path = tmp_path / "1700000000.json"
+    path.write_bytes(export_body(rows(3)))
+    data, _ = read_file(path, 10**15)
+    assert data == path.read_bytes()

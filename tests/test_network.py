@@ -8,10 +8,13 @@ import io
 from collections import Counter
 from typing import Any
 
+import msgspec
 import pytest
 from yarl import URL
 
 from crawldash.app import create_app
+from crawldash.live.catalog import NodeCatalog
+from crawldash.models import NodeRow
 from crawldash.settings import Settings
 
 from .conftest import Client
@@ -222,3 +225,44 @@ async def test_breakdowns_in_metrics_only_when_asked(aiohttp_client, tmp_path, d
         counted = {"" if k is None else k: v for k, v in expected("country").items()}
         assert by_country == (counted if asked else {})
         await client.close()
+
+
+def test_csv_records_are_what_the_csv_module_writes():
+    nodes = {
+        "203.0.113.5:8333": NodeRow(
+            70016,
+            '/Sat,oshi:"27"/',
+            1,
+            1033,
+            900_000,
+            "h\nost",
+            None,
+            "DE",
+            52.5,
+            -0.0,
+            None,
+            "AS1",
+            "Org, Inc.",
+        ),
+        "[2001:db8::1]:8333": NodeRow(
+            70015,
+            None,
+            2,
+            0,
+            899_999,
+            None,
+            "Köln",
+            None,
+            0.0,
+            13.405,
+            "Europe/Berlin",
+            None,
+            None,
+        ),
+    }
+    catalog = NodeCatalog.build(nodes, {address: "ipv4" for address in nodes})
+    for address, line in zip(catalog.addresses, catalog.csv_lines, strict=True):
+        expected = io.StringIO()
+        values = [address, *msgspec.structs.astuple(nodes[address])]
+        csv.writer(expected).writerow(["" if v is None else v for v in values])
+        assert line.decode() == expected.getvalue()

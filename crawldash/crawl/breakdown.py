@@ -4,7 +4,7 @@ protocol version, service bit and height against the consensus."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from ..models import NodeRow
 from .address import network_of
@@ -48,25 +48,37 @@ def host_of(address: str) -> str:
     return address.rpartition(":")[0].strip("[]")
 
 
-def breakdowns(nodes: dict[str, NodeRow], consensus: int) -> dict[str, list[Row]]:
+def networks_of(addresses: Iterable[str]) -> dict[str, str]:
+    """Each canonical address's network, worked out once per crawl."""
+    return {address: network_of(host_of(address)) for address in addresses}
+
+
+def breakdowns(
+    nodes: dict[str, NodeRow], consensus: int, networks: dict[str, str]
+) -> dict[str, list[Row]]:
     """Every breakdown of a crawl, rows sorted by nodes descending, then value; a node
-    with no value counts under None, never dropped."""
-    values: dict[str, Callable[[str, NodeRow], Iterable[Value]]] = {
-        "network": lambda address, _: (network_of(host_of(address)),),
-        "country": lambda _, node: (node.country,),
-        "asn": lambda _, node: (node.asn,),
-        "user_agent": lambda _, node: (node.user_agent,),
-        "version": lambda _, node: (node.protocol_version,),
-        "services": lambda _, node: service_names(node.services) or (None,),
-        "height": lambda _, node: (height_band(node.height, consensus),),
-    }
-    result = {}
-    for key, of in values.items():
-        counts: Counter[Value] = Counter()
-        for address, node in nodes.items():
-            counts.update(of(address, node))
-        result[key] = sorted(counts.items(), key=_order)
-    return result
+    with no value counts under None, never dropped. One pass over the nodes."""
+    counts: dict[str, Counter[Value]] = {by: Counter() for by in BY}
+    by_network, country, asn = counts["network"], counts["country"], counts["asn"]
+    agent, version, bits, band = (
+        counts["user_agent"],
+        counts["version"],
+        counts["services"],
+        counts["height"],
+    )
+    names: dict[int, list[str] | tuple[None]] = {}
+    for address, node in nodes.items():
+        by_network[networks[address]] += 1
+        country[node.country] += 1
+        asn[node.asn] += 1
+        agent[node.user_agent] += 1
+        version[node.protocol_version] += 1
+        named = names.get(node.services)
+        if named is None:
+            named = names[node.services] = service_names(node.services) or (None,)
+        bits.update(named)
+        band[height_band(node.height, consensus)] += 1
+    return {by: sorted(counted.items(), key=_order) for by, counted in counts.items()}
 
 
 def _order(row: Row) -> tuple[int, int, str]:

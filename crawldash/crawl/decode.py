@@ -107,7 +107,12 @@ def count_nodes(data: bytes, allow_empty: bool = False) -> tuple[int, tuple[int,
 
 def count_networks(keys: Iterable[str]) -> tuple[int, ...]:
     """Counts of canonical ``host:port`` keys by network, in NETWORKS order."""
-    counts = Counter(network_of(key.rpartition(":")[0].strip("[]")) for key in keys)
+    return tally_networks(network_of(key.rpartition(":")[0].strip("[]")) for key in keys)
+
+
+def tally_networks(names: Iterable[str]) -> tuple[int, ...]:
+    """Counts of network names, in NETWORKS order."""
+    counts = Counter(names)
     return tuple(counts.get(network, 0) for network in NETWORKS)
 
 

@@ -55,12 +55,16 @@ class PreparedBreakdown:
 
 
 def prepare_breakdowns(
-    timestamp: int, nodes: dict[str, NodeRow], consensus: int, modified: float
+    timestamp: int,
+    nodes: dict[str, NodeRow],
+    consensus: int,
+    networks: dict[str, str],
+    modified: float,
 ) -> dict[str, PreparedBreakdown]:
     """Every breakdown of a crawl; slow for a large one: the loader process runs it."""
     total, orgs = len(nodes), organisations(nodes.values())
     prepared = {}
-    for by, rows in breakdowns(nodes, consensus).items():
+    for by, rows in breakdowns(nodes, consensus, networks).items():
         encoded = [_encoder.encode(_row(by, row, total, orgs)) for row in rows]
         head = _encoder.encode({"timestamp": timestamp, "total_nodes": total, "by": by})
         head = head[:-1] + b',"rows":['

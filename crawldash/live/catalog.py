@@ -7,13 +7,12 @@ JSON and CSV line are bytes made once, spliced into answers.
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..crawl.address import network_of
-from ..crawl.breakdown import host_of
+import msgspec
+
 from ..models import NodeRow
 
 FIELDS = (
@@ -63,7 +62,7 @@ class NodeCatalog:
     orders: dict[str, list[int]]  # positions in each sort order, ascending
 
     @classmethod
-    def build(cls, nodes: dict[str, NodeRow]) -> NodeCatalog:
+    def build(cls, nodes: dict[str, NodeRow], networks: dict[str, str]) -> NodeCatalog:
         addresses = sorted(nodes)
         rows = [nodes[address] for address in addresses]
         agents = [(row.user_agent or "").lower() for row in rows]
@@ -84,7 +83,7 @@ class NodeCatalog:
         }
         return cls(
             addresses=addresses,
-            networks=[network_of(host_of(address)) for address in addresses],
+            networks=[networks[address] for address in addresses],
             countries=countries,
             asns=[row.asn.upper() if row.asn else None for row in rows],
             agents=agents,
@@ -94,9 +93,7 @@ class NodeCatalog:
             search=[
                 _searchable(address, row) for address, row in zip(addresses, rows, strict=True)
             ],
-            csv_lines=[
-                _csv_line(address, row) for address, row in zip(addresses, rows, strict=True)
-            ],
+            csv_lines=_csv_lines(addresses, rows),
             orders=orders,
         )
 
@@ -126,8 +123,25 @@ def _searchable(address: str, row: NodeRow) -> str:
     return " ".join((address, row.hostname or "", row.user_agent or "", row.org or "")).lower()
 
 
-def _csv_line(address: str, row: NodeRow) -> bytes:
-    out = io.StringIO()
-    values = (address, *(getattr(row, name) for name in FIELDS))
-    csv.writer(out).writerow(["" if value is None else value for value in values])
-    return out.getvalue().encode()
+def _csv_lines(addresses: list[str], rows: list[NodeRow]) -> list[bytes]:
+    """Each node's CSV record (RFC 4180, as Python's csv module writes it), ended by CRLF;
+    made a column at a time, numbers by ``map``: several times faster than per field."""
+    columns: list[Iterable[str]] = [_csv_texts(addresses)]
+    for values in zip(*(msgspec.structs.astuple(row) for row in rows), strict=True):
+        if isinstance(values[0], float):
+            columns.append(map(repr, values))
+        elif isinstance(values[0], int):
+            columns.append(map(str, values))
+        else:
+            columns.append(_csv_texts(values))
+    return [(",".join(record) + "\r\n").encode() for record in zip(*columns, strict=True)]
+
+
+def _csv_texts(values: Iterable[object]) -> list[str]:
+    """A column of text or None: quoted where it must be, empty for None."""
+    special = _CSV_SPECIAL.search
+    texts = ["" if value is None else str(value) for value in values]
+    return ['"' + text.replace('"', '""') + '"' if special(text) else text for text in texts]
+
+
+_CSV_SPECIAL = re.compile(r'[,"\r\n]')

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import msgspec
 
-from ..crawl.decode import Rules, Snapshot, count_networks, decode_snapshot
+from ..crawl.breakdown import networks_of
+from ..crawl.decode import Rules, Snapshot, decode_snapshot, tally_networks
 from ..crawl.files import read_file, snapshot_timestamp
 from ..models import ApiSnapshot, Base
 from .bodies import Representation, compressed, represent
@@ -53,7 +54,8 @@ class PreparedSnapshot:
         total = len(snapshot.nodes)
         api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
         encodings = compressed(represent(_encoder.encode(api), modified))
-        networks = count_networks(snapshot.nodes)
+        network = networks_of(snapshot.nodes)
+        networks = tally_networks(network.values())
         nodes = {address: _encoder.encode(row.named()) for address, row in snapshot.nodes.items()}
         return cls(
             snapshot.timestamp,
@@ -64,9 +66,9 @@ class PreparedSnapshot:
             nodes,
             networks,
             prepare_breakdowns(
-                snapshot.timestamp, snapshot.nodes, snapshot.latest_height, modified
+                snapshot.timestamp, snapshot.nodes, snapshot.latest_height, network, modified
             ),
-            NodeCatalog.build(snapshot.nodes),
+            NodeCatalog.build(snapshot.nodes, network),
         )
 
     def check_body(self, address: str) -> bytes:
