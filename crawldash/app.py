@@ -17,10 +17,11 @@ from .live.bodies import represent
 from .live.loader import LoaderProcess
 from .live.refresher import Refresher
 from .live.state import State
-from .live.store import HistoryStore
+from .live.store import HistoryStore, PresenceStore
 from .live.watcher import Watcher
+from .ops.access_log import AccessLines, request_logger
 from .ops.health import Health
-from .ops.metrics import Metrics, RequestStats, request_logger
+from .ops.metrics import Metrics, RequestStats
 from .routes import add_routes, route_table
 from .settings import Settings
 from .web.api import Api
@@ -29,6 +30,7 @@ from .web.dashboard import Dashboard
 from .web.events import Broadcaster
 from .web.network import Network
 from .web.openapi import build_openapi
+from .web.presence import Presences
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ STARTUP_COUNT_BYTES = 1_000_000  # of older crawl files counted before the serve
 def create_app(settings: Settings) -> web.Application:
     """The whole service for ``settings``; nothing is read or started until it runs."""
     requests = RequestStats()
+    access_lines = AccessLines() if settings.access_log else None
     app = web.Application(
         handler_args={
             "keepalive_timeout": settings.keepalive_timeout,
@@ -57,7 +60,7 @@ def create_app(settings: Settings) -> web.Application:
             "max_headers": MAX_HEADERS,
             # No middleware: requests are counted by the access-log hook, which is cheaper.
             "access_log": logging.getLogger("aiohttp.access"),
-            "access_log_class": request_logger(requests, write_lines=settings.access_log),
+            "access_log_class": request_logger(requests, access_lines),
         },
     )
     state = State(
@@ -66,10 +69,11 @@ def create_app(settings: Settings) -> web.Application:
         stuck_after=settings.stuck_after,
     )
     loader = LoaderProcess()
-    store = HistoryStore.for_data_dir(settings.resolved_state_dir, settings.data_dir)
+    state_dir, data_dir = settings.resolved_state_dir, settings.data_dir
     refresher = Refresher(
         state,
-        store,
+        HistoryStore.for_data_dir(state_dir, data_dir),
+        PresenceStore.for_data_dir(state_dir, data_dir),
         loader,
         data_dir=settings.data_dir,
         rules=Rules(settings.max_file_size, settings.allow_empty_crawls),
@@ -98,7 +102,8 @@ def create_app(settings: Settings) -> web.Application:
     cors = Cors(settings.cors_origins) if settings.cors_origins else None
     health = Health(state, watcher, refresher.saver)
     network = Network(state, api.until_next_crawl)
-    table = route_table(api, network, events, Dashboard(), health, metrics)
+    presences = Presences(state)
+    table = route_table(api, network, presences, events, Dashboard(), health, metrics)
     requests.label_routes(add_routes(app, table, cors))
     if cors is not None:
         app.on_response_prepare.append(cors.add_headers)
@@ -110,6 +115,8 @@ def create_app(settings: Settings) -> web.Application:
         events,
     )
     app.cleanup_ctx.append(keep_fresh)
+    if access_lines is not None:
+        app.on_cleanup.append(lambda _: _flushed(access_lines))
     app.on_shutdown.append(events.end_streams)  # so that the server stops at once
     return app
 
@@ -139,7 +146,12 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
         with contextlib.suppress(asyncio.CancelledError):
             await task
     await refresher.saver.close()
+    await refresher.presence_saver.close()
     await loader.close()
+
+
+async def _flushed(lines: AccessLines) -> None:
+    lines.flush()
 
 
 async def _later(work: Callable[[], Awaitable[None]]) -> None:

@@ -136,11 +136,48 @@ class NetworkPoint(Base, frozen=True):
     networks: NetworkCounts
 
 
+class PresenceBody(Base, frozen=True):
+    """An address over the crawls whose membership is known (history points restored from
+    an index written before crawldash kept membership have counts only)."""
+
+    crawls: int  # crawls whose membership is known
+    seen: int  # of them with the address
+    first_seen: int | None  # timestamp of the first crawl with it; null if never seen
+    last_seen: int | None  # timestamp of the last crawl with it; null if never seen
+
+
 class CheckBody(Base, frozen=True):
     address: str
     reachable: bool
     snapshot_timestamp: int
     node: Node | None
+    presence: PresenceBody
+
+
+class PresenceRun(Base, frozen=True, rename={"start": "from", "end": "to"}):
+    """Consecutive crawls with the address (``present``) or without it."""
+
+    start: int  # the first crawl's timestamp
+    end: int  # the last crawl's timestamp
+    present: bool
+    crawls: int
+
+
+class NetworkChanges(Base, frozen=True):
+    joined: int
+    left: int
+
+
+class ChangesBody(Base, frozen=True, rename={"start": "from", "end": "to"}):
+    """``/api/changes``: the latest crawl against an earlier one."""
+
+    start: int | None  # the earlier crawl; null when no earlier crawl's membership is known
+    end: int  # the latest crawl
+    joined: list[str]
+    left: list[str]
+    joined_count: int
+    left_count: int
+    by_network: dict[str, NetworkChanges]
 
 
 class ErrorDetail(Base, frozen=True):

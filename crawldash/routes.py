@@ -14,6 +14,7 @@ from .web.dashboard import Dashboard
 from .web.errors import not_allowed, not_found
 from .web.events import Broadcaster
 from .web.network import Network
+from .web.presence import Presences
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -21,6 +22,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def route_table(
     api: Api,
     network: Network,
+    presences: Presences,
     events: Broadcaster,
     dashboard: Dashboard,
     health: Health,
@@ -34,6 +36,8 @@ def route_table(
         "/api/check": api.check,
         "/api/breakdown": network.breakdown,
         "/api/nodes": network.nodes,
+        "/api/presence": presences.presence,
+        "/api/changes": presences.changes,
         "/api/openapi.json": api.openapi,
         "/api/events": events.stream,
         "/": dashboard.index,

@@ -96,7 +96,14 @@ class Settings:
         15, "seconds a connection may idle or take to send its request", whole_number(1, 86400)
     )
     log_level: str = option("info", "`debug`, `info`, `warning` or `error`", log_level)
-    access_log: bool = option(True, "one line per request", on_off, shown="on", kind="toggle")
+    access_log: bool = option(
+        False,
+        "one line per request to standard error, written in batches twice a second "
+        "(requests are counted in /metrics either way)",
+        on_off,
+        shown="off",
+        kind="toggle",
+    )
     metrics_breakdowns: bool = option(
         False,
         "add the latest crawl's nodes by country and by user agent to /metrics (labels of "

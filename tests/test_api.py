@@ -12,8 +12,10 @@ import msgspec
 from crawldash.app import create_app
 from crawldash.crawl.decode import decode_snapshot
 from crawldash.crawl.files import LoadError
+from crawldash.live.checks import CheckAnswers
 from crawldash.live.prepared import PreparedSnapshot
-from crawldash.models import CheckBody
+from crawldash.live.presence import Presence
+from crawldash.models import CheckBody, PresenceBody
 from crawldash.settings import Settings
 
 from .conftest import Client, eventually
@@ -203,6 +205,7 @@ async def test_check_finds_nodes_by_any_spelling(aiohttp_client, settings, data_
         "reachable": False,
         "snapshot_timestamp": TS,
         "node": None,
+        "presence": {"crawls": 1, "seen": 0, "first_seen": None, "last_seen": None},
     }
 
 
@@ -249,12 +252,20 @@ def test_check_answers_have_the_published_shape_and_cross_processes():
         export_body([*rows(3), row("2001:db8::7"), row(ONION, tor=True)]), TS
     )
     served = pickle.loads(pickle.dumps(PreparedSnapshot.prepare(snapshot, TS)))
-    for address, node in snapshot.nodes.items():
-        expected = msgspec.json.encode(CheckBody(address, True, TS, node.named()))
-        assert served.check_body(address) == expected
-        assert served.check_body(address) == expected  # the cached answer, too
+    presence = Presence()
+    presence.add(TS - 600, list(snapshot.nodes)[:2])
+    presence.add(TS, list(snapshot.nodes))
+    answers = CheckAnswers(presence)
+    for n, (address, node) in enumerate(snapshot.nodes.items()):
+        seen = PresenceBody(2, 2, TS - 600, TS) if n < 2 else PresenceBody(2, 1, TS, TS)
+        expected = msgspec.json.encode(CheckBody(address, True, TS, node.named(), seen))
+        assert answers.check(served, address) == expected
+        assert answers.check(served, address) == expected  # the cached answer, too
     missing = "203.0.113.254:8333"
-    assert served.check_body(missing) == msgspec.json.encode(CheckBody(missing, False, TS, None))
+    never = PresenceBody(2, 0, None, None)
+    assert answers.check(served, missing) == msgspec.json.encode(
+        CheckBody(missing, False, TS, None, never)
+    )
 
 
 def test_load_errors_cross_processes_intact():

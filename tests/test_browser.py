@@ -79,6 +79,12 @@ def test_dashboard_in_chromium(tmp_path: Path):
         page.check("#split")
         expect(page.locator(".u-legend")).to_contain_text("onion")
         assert console_errors == []  # loaded cleanly (the check form's 400 below is logged)
+        changes = get(base + "/api/changes")
+        expect(page.locator("body")).to_have_attribute("data-joined", str(changes["joined_count"]))
+        expect(page.locator("body")).to_have_attribute("data-left", str(changes["left_count"]))
+        expect(page.locator("#tile-churn")).to_have_text(
+            f"+{changes['joined_count']:,} joined, \u2212{changes['left_count']:,} left"
+        )
 
         snapshot = get(base + "/api/snapshot")
         expect(page.locator("#tile-reachable")).to_have_text(f"{snapshot['total_nodes']:,}")
@@ -104,6 +110,25 @@ def test_dashboard_in_chromium(tmp_path: Path):
 
         snapshot_tile = page.locator("#tile-snapshot").inner_text()
         found = next(iter(get(base + "/api/snapshot")["nodes"]))
+        flaky = next(  # a node of the latest crawl with gaps in the chart's range
+            a
+            for a in get(base + "/api/snapshot")["nodes"]
+            if len(get(base + f"/api/presence?address={a}&limit=1000000000")) > 1
+        )
+        page.fill("#address", flaky)
+        page.keyboard.press("Enter")
+        presence = get(base + f"/api/check?address={flaky}")["presence"]
+        runs = get(base + f"/api/presence?address={flaky}&limit=1000000000")  # "All held"
+        seen = f"{presence['seen']}/{presence['crawls']}"
+        expect(page.locator("body")).to_have_attribute("data-seen", seen)
+        expect(page.locator("#check-presence")).to_contain_text(
+            f"Seen in {presence['seen']:,} of {presence['crawls']:,} crawls held"
+        )
+        strip = page.locator("#presence-strip")
+        expect(strip).to_have_attribute("data-runs", str(len(runs)))
+        present = sum(run["crawls"] for run in runs if run["present"])
+        expect(strip).to_have_attribute("data-present", str(present))
+        expect(strip.locator("span.absent")).to_have_count(sum(not r["present"] for r in runs))
         for address, css, text in [
             (found, "found", "is reachable"),
             ("203.0.113.77:8333", "missing", "is not in the latest crawl"),
@@ -125,6 +150,10 @@ def test_dashboard_in_chromium(tmp_path: Path):
         expect(page.locator("#tile-snapshot")).not_to_have_text(snapshot_tile)
         expect(page.locator("#tile-reachable")).to_have_text("321")  # no reload
         expect(page.locator("#by-network tbody tr").first).to_contain_text("ipv4321")
+        changes = get(base + "/api/changes")
+        assert changes["joined_count"] == 321  # none of the new crawl's nodes was there before
+        expect(page.locator("body")).to_have_attribute("data-joined", "321")
+        expect(page.locator("body")).to_have_attribute("data-left", str(changes["left_count"]))
         unlabelled = page.evaluate(
             "[...document.querySelectorAll('input, select')]"
             ".filter(e => e.labels.length === 0).map(e => e.id)"

@@ -80,11 +80,14 @@ def test_non_loopback_bind_warns(monkeypatch, caplog, tmp_path: Path):
 
 
 def test_access_log_switch(monkeypatch):
+    """Off unless asked for: /metrics counts every request anyway."""
+    assert cli.settings_from(Settings, cli.build_parser().parse_args(["serve"])).access_log is False
+    args = cli.build_parser().parse_args(["serve", "--access-log"])
+    assert cli.settings_from(Settings, args).access_log is True
+    monkeypatch.setenv("CRAWLDASH_ACCESS_LOG", "on")
     assert cli.settings_from(Settings, cli.build_parser().parse_args(["serve"])).access_log is True
     args = cli.build_parser().parse_args(["serve", "--no-access-log"])
-    assert cli.settings_from(Settings, args).access_log is False
-    monkeypatch.setenv("CRAWLDASH_ACCESS_LOG", "off")
-    assert cli.settings_from(Settings, cli.build_parser().parse_args(["serve"])).access_log is False
+    assert cli.settings_from(Settings, args).access_log is False  # the flag wins
 
 
 def get(url: str) -> tuple[int, Any]:

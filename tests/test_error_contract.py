@@ -32,6 +32,12 @@ ERROR_PATHS = [
     ("GET", "/static/nope.js", 404, "not_found"),
     ("GET", "/api/history?by=country", 400, "invalid_by"),
     ("GET", "/api/history?by=network&by=network", 400, "invalid_by"),
+    ("GET", "/api/presence", 400, "missing_address"),
+    ("GET", "/api/presence?address=host.example:8333", 400, "invalid_address"),
+    ("GET", "/api/presence?address=1.2.3.4:8333&limit=0", 400, "invalid_limit"),
+    ("GET", "/api/changes", 503, "no_snapshot"),
+    ("GET", "/api/changes?since=yesterday", 400, "invalid_since"),
+    ("GET", "/api/changes?since=1&since=2", 400, "invalid_since"),
     ("GET", "/api/nothing", 404, "not_found"),
     ("GET", "/api/snapshot/", 404, "not_found"),
     ("DELETE", "/nothing/here", 405, "method_not_allowed"),
@@ -90,6 +96,9 @@ async def test_no_request_gets_a_500(client: Client, data_dir):
         "/%2e%2e/etc/passwd",
         "/api/check?address=" + "9" * 5000,
         "/api/history?limit=" + "1" * 5000,
+        "/api/presence?address=1.2.3.4:8333&limit=" + "9" * 5000,
+        "/api/changes?since=" + "9" * 5000,
+        "/api/changes?since=0",
     ]
     for path in odd:
         response = await client.get(path)

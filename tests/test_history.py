@@ -17,7 +17,7 @@ from crawldash.live.history import History, HistoryEntry
 from crawldash.live.loader import LoaderProcess
 from crawldash.live.refresher import Refresher
 from crawldash.live.state import State
-from crawldash.live.store import HistoryStore
+from crawldash.live.store import HistoryStore, PresenceStore
 from crawldash.settings import Settings
 
 from .conftest import eventually
@@ -105,9 +105,14 @@ async def test_unwritable_state_dir_runs_from_memory(aiohttp_client, tmp_path, d
     health = await (await client.get("/healthz")).json()
     assert "the history index cannot be written" in health["warnings"][0]
     await client.close()
-    said = [r for r in caplog.records if "cannot write the history index" in r.getMessage()]
-    assert len(said) == 1  # the retries within 10 s are not logged again
-    assert said[0].levelno == logging.WARNING
+    said = [r for r in caplog.records if "cannot write the index" in r.getMessage()]
+    # Once per index (history, presence): the retries within 10 s are not logged again.
+    assert len(said) == 2
+    assert [("/history-" in r.getMessage(), "/presence-" in r.getMessage()) for r in said] in (
+        [(True, False), (False, True)],
+        [(False, True), (True, False)],
+    )
+    assert {r.levelno for r in said} == {logging.WARNING}
 
 
 async def test_rewritten_file_is_counted_again_at_start(aiohttp_client, settings, data_dir):
@@ -170,7 +175,14 @@ async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, 
     write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
     state = State(history_size=10)
     store = HistoryStore(tmp_path / "history.json")
-    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, rules=Rules(10**7))
+    refresher = Refresher(
+        state,
+        store,
+        PresenceStore(tmp_path / "presence.msgpack"),
+        LoaderProcess(),
+        data_dir=data_dir,
+        rules=Rules(10**7),
+    )
     await refresher.refresh()
     write_snapshot(data_dir, 1_700_000_600, export_body(rows(4)))
     await refresher.refresh(changed={"status.json"})  # the new crawl went unseen
@@ -189,7 +201,14 @@ async def test_a_refresh_can_count_only_as_many_bytes_of_crawls_as_allowed(tmp_p
     size = (data_dir / "1700000000.json").stat().st_size
     state = State(history_size=10)
     store = HistoryStore(tmp_path / "history.json")
-    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, rules=Rules(10**7))
+    refresher = Refresher(
+        state,
+        store,
+        PresenceStore(tmp_path / "presence.msgpack"),
+        LoaderProcess(),
+        data_dir=data_dir,
+        rules=Rules(10**7),
+    )
     await refresher.refresh(count_bytes=2 * size)
     assert [e.timestamp for e in state.history.entries()] == [
         1_700_000_600,

@@ -13,6 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from crawldash.app import REFRESHER, WATCHER, create_app
+from crawldash.ops.access_log import FLUSH_SECONDS
 from crawldash.settings import Settings
 
 from .conftest import Client, eventually
@@ -164,18 +165,27 @@ async def test_explicit_stale_after_wins_and_stale_shows_in_readyz(
 
 @pytest.mark.parametrize("access_log", [True, False])
 async def test_requests_are_counted_whether_or_not_the_access_log_is_written(
-    aiohttp_client, tmp_path: Path, data_dir: Path, caplog, access_log: bool
+    aiohttp_client, tmp_path: Path, data_dir: Path, capsys, access_log: bool
 ):
     write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
     settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", access_log=access_log)
     client = await aiohttp_client(create_app(settings))
-    with caplog.at_level("INFO", logger="aiohttp.access"):
-        for path in ("/api/check?address=203.0.113.9:8333", "/api/check", "/no/such/page"):
-            await client.get(path)
-    lines = [r.getMessage() for r in caplog.records if r.name == "aiohttp.access"]
+    sizes = []
+    for path in ("/api/check?address=203.0.113.9:8333", "/api/check", "/no/such/page%0Ax"):
+        response = await client.get(path, headers={"User-Agent": 'probe "1"'})
+        sizes.append(len(await response.read()))
+    assert "aiohttp.access" not in capsys.readouterr().err  # written in batches
+    await asyncio.sleep(FLUSH_SECONDS + 0.2)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "aiohttp.access" in line]
     assert len(lines) == (3 if access_log else 0)
     if access_log:
-        assert '"GET /api/check HTTP/1.1" 400' in lines[1]
+        request_line = ' INFO aiohttp.access: 127.0.0.1 "GET /api/check HTTP/1.1" 400 '
+        assert request_line in lines[1]
+        sent = int(lines[1].split(request_line)[1].split()[0])
+        assert sizes[1] < sent < sizes[1] + 400  # bytes sent, headers included, as aiohttp logs
+        assert '"GET /no/such/page%0Ax HTTP/1.1" 404' in lines[2]  # as sent: one line
+        assert '"probe \\"1\\""' in lines[0]
+        assert lines[0].endswith("ms")
     after = await scrape(client)
     check = "/api/check"
     assert after[("crawldash_http_requests_total", (("route", check), ("status", "200")))] == 1

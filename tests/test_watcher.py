@@ -14,7 +14,7 @@ from crawldash.crawl.decode import Rules
 from crawldash.live.loader import LoaderProcess
 from crawldash.live.refresher import Refresher
 from crawldash.live.state import State
-from crawldash.live.store import HistoryStore
+from crawldash.live.store import HistoryStore, PresenceStore
 from crawldash.live.watcher import Watcher, crawler_files
 
 from .conftest import eventually
@@ -46,7 +46,14 @@ class FakeAwatch:
 def make_watcher(data_dir: Path, tmp_path: Path, awatch: FakeAwatch) -> tuple[Watcher, State]:
     state = State(history_size=100, stale_after=3600)
     store = HistoryStore(tmp_path / "index.json")
-    refresher = Refresher(state, store, LoaderProcess(), data_dir=data_dir, rules=Rules(1 << 20))
+    refresher = Refresher(
+        state,
+        store,
+        PresenceStore(tmp_path / "presence.msgpack"),
+        LoaderProcess(),
+        data_dir=data_dir,
+        rules=Rules(1 << 20),
+    )
     return Watcher(refresher, data_dir, awatch=awatch), state
 
 

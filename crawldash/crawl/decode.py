@@ -98,11 +98,23 @@ def consensus_height(nodes: Iterable[NodeRow]) -> int:
     return max(heights.items(), key=lambda item: (item[1], item[0]))[0]
 
 
-def count_nodes(data: bytes, allow_empty: bool = False) -> tuple[int, tuple[int, ...]]:
-    """Unique usable addresses in a snapshot, in all and per network (in NETWORKS order).
-    Decoded whole, as the loader decodes it: a crawl it would refuse is refused here too."""
-    nodes = decode_snapshot(data, 0, allow_empty).nodes
-    return len(nodes), count_networks(nodes)
+@dataclass(frozen=True)
+class CrawlCount:
+    """What the history keeps of an older crawl: its nodes, in all and per network (in
+    NETWORKS order), its consensus height, and which addresses were in it."""
+
+    nodes: int
+    networks: tuple[int, ...]
+    latest_height: int
+    addresses: list[str]  # canonical host:port
+
+
+def count_nodes(data: bytes, allow_empty: bool = False) -> CrawlCount:
+    """Count a snapshot. Decoded whole, as the loader decodes it: a crawl it would refuse
+    is refused here too."""
+    snapshot = decode_snapshot(data, 0, allow_empty)
+    nodes = snapshot.nodes
+    return CrawlCount(len(nodes), count_networks(nodes), snapshot.latest_height, list(nodes))
 
 
 def count_networks(keys: Iterable[str]) -> tuple[int, ...]:
@@ -128,6 +140,6 @@ def read_status(path: Path, rules: Rules) -> CrawlerStatus:
     return decode_status(read_file(path, rules.max_file_size)[0])
 
 
-def read_count(path: Path, rules: Rules) -> tuple[int, tuple[int, ...]]:
-    """A crawl file's node count, in all and per network."""
+def read_count(path: Path, rules: Rules) -> CrawlCount:
+    """A crawl file counted: nodes in all and per network, height and addresses."""
     return count_nodes(read_file(path, rules.max_file_size)[0], rules.allow_empty)

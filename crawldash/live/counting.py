@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 
+from ..crawl.decode import CrawlCount
 from ..crawl.files import FileVersion, Listing
-from .history import History, HistoryEntry
+from .history import HistoryEntry
 from .rejections import Rejections
+from .state import State
 
-Count = tuple[int, tuple[int, ...]]  # nodes, and nodes by network
-CountFile = Callable[[str, FileVersion], Awaitable[Count | None]]
+CountFile = Callable[[str, FileVersion], Awaitable[CrawlCount | None]]
 
 
 class Counting:
     """Which crawls present still need a point, and counting them."""
 
-    def __init__(self, history: History, rejected: Rejections, count_file: CountFile) -> None:
-        self.history = history
+    def __init__(self, state: State, rejected: Rejections, count_file: CountFile) -> None:
+        self.state = state
         self.rejected = rejected
         self.count_file = count_file
         # Crawls that may still need counting: a refresh looks at these and at files that
@@ -25,9 +26,10 @@ class Counting:
         self.uncounted: set[int] = set()
 
     def update(self, listing: Listing, among: Iterable[int]) -> list[int]:
-        """Those of ``uncounted`` and ``among`` whose count the history lacks or holds for an
-        older version, among the crawls it has room for, newest first."""
-        newest, capacity = listing.newest_first, self.history.capacity
+        """Those of ``uncounted`` and ``among`` whose count or membership the state lacks or
+        holds for an older version, among the crawls it has room for, newest first."""
+        history, presence = self.state.history, self.state.presence
+        newest, capacity = listing.newest_first, history.capacity
         oldest_kept = newest[capacity - 1] if len(newest) > capacity else -1
         pending = []
         for timestamp in self.uncounted.union(among):
@@ -35,8 +37,8 @@ class Counting:
             if found is None or timestamp < oldest_kept:
                 continue
             name, version = found
-            entry = self.history.get(timestamp)
-            if entry is not None and entry.counted_from(version):
+            entry = history.get(timestamp)
+            if entry is not None and entry.counted_from(version) and presence.has(timestamp):
                 continue
             if not self.rejected.known(name, version):
                 pending.append(timestamp)
@@ -51,7 +53,13 @@ class Counting:
             counted = await self.count_file(name, version)
             self.uncounted.discard(timestamp)
             if counted is not None:
-                reachable, networks = counted
-                entry = HistoryEntry(timestamp, reachable, version.size, version.mtime_ns, networks)
-                changed |= self.history.record(entry)
+                entry = HistoryEntry(
+                    timestamp,
+                    counted.nodes,
+                    version.size,
+                    version.mtime_ns,
+                    counted.networks,
+                    counted.latest_height,
+                )
+                changed |= self.state.record_crawl(entry, counted.addresses)
         return changed

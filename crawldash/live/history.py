@@ -30,6 +30,7 @@ class HistoryEntry(Base, frozen=True, array_like=True):
     size: int = 0
     mtime_ns: int = 0
     networks: tuple[int, ...] | None = None  # counts in NETWORKS order; None in old indexes
+    height: int | None = None  # the crawl's consensus height; None in old indexes
 
     def counted_from(self, version: FileVersion) -> bool:
         return self.size == version.size and self.mtime_ns == version.mtime_ns
@@ -59,6 +60,9 @@ class History:
 
     def get(self, timestamp: int) -> HistoryEntry | None:
         return self._by_timestamp.get(timestamp)
+
+    def holds(self, timestamp: int) -> bool:
+        return timestamp in self._by_timestamp
 
     def record(self, entry: HistoryEntry) -> bool:
         """Add or replace the entry for a crawl; False if nothing changed or it is too old."""

@@ -6,7 +6,7 @@ cheaply (no per-node objects to rebuild on the serving side).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -14,22 +14,12 @@ import msgspec
 from ..crawl.breakdown import networks_of
 from ..crawl.decode import Rules, Snapshot, decode_snapshot, tally_networks
 from ..crawl.files import read_file, snapshot_timestamp
-from ..models import ApiSnapshot, Base
+from ..models import ApiSnapshot
 from .bodies import Representation, compressed, represent
 from .breakdowns import PreparedBreakdown, prepare_breakdowns
 from .catalog import NodeCatalog
 
 _encoder = msgspec.json.Encoder()
-MAX_CHECK_BODIES = 4096
-
-
-class _CheckAnswer(Base, frozen=True):
-    """Encodes ``models.CheckBody`` (the published shape) with the node already encoded."""
-
-    address: str
-    reachable: bool
-    snapshot_timestamp: int
-    node: msgspec.Raw | None
 
 
 @dataclass(frozen=True)
@@ -45,8 +35,6 @@ class PreparedSnapshot:
     networks: tuple[int, ...]  # node counts by network, in NETWORKS order
     breakdowns: dict[str, PreparedBreakdown]  # by key: network, country, asn, ...
     catalog: NodeCatalog  # the nodes as columns, for /api/nodes
-    # /api/check answers already encoded, by address: monitors ask about the same peers.
-    _check_bodies: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def prepare(cls, snapshot: Snapshot, modified: float) -> PreparedSnapshot:
@@ -70,18 +58,6 @@ class PreparedSnapshot:
             ),
             NodeCatalog.build(snapshot.nodes, network),
         )
-
-    def check_body(self, address: str) -> bytes:
-        """The ``/api/check`` answer for a canonical address."""
-        body = self._check_bodies.get(address)
-        if body is None:
-            node = self.nodes.get(address)
-            raw = None if node is None else msgspec.Raw(node)
-            body = _encoder.encode(_CheckAnswer(address, node is not None, self.timestamp, raw))
-            if len(self._check_bodies) >= MAX_CHECK_BODIES:
-                self._check_bodies.clear()
-            self._check_bodies[address] = body
-        return body
 
 
 def load_snapshot(path: Path, rules: Rules) -> PreparedSnapshot:

@@ -19,21 +19,25 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TypeVar
 
-from ..crawl.decode import Rules, read_count, read_status
+from ..crawl.decode import CrawlCount, Rules, read_count, read_status
 from ..crawl.files import STATUS_NAME, FileVersion, Listing, LoadError, list_data_dir
-from .counting import Count, Counting
+from .counting import Counting
 from .history import HistoryEntry
 from .loader import LoaderProcess
 from .prepared import PreparedSnapshot, load_snapshot
 from .rejections import Rejections
 from .state import State
-from .store import HistoryStore, IndexSaver
+from .store import HistoryStore, IndexSaver, PresenceStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 SNAPSHOT_TRIES = 3  # older candidates decoded per refresh when the newest are unusable
 COUNT_BATCH = 32
 FULL_LISTING_SECONDS = 300.0
+# The presence index is written at most this often (and at shutdown): each save encodes it
+# on the event loop (a few ms per 10,000 addresses). What a crash loses of it is rebuilt
+# from the crawl files still present.
+PRESENCE_SAVE_EVERY = 60.0
 
 
 class Refresher:
@@ -41,6 +45,7 @@ class Refresher:
         self,
         state: State,
         store: HistoryStore,
+        presence_store: PresenceStore,
         loader: LoaderProcess,
         *,
         data_dir: Path,
@@ -55,8 +60,12 @@ class Refresher:
         self.max_clock_skew = max_clock_skew
         self.clock = clock
         self.rejected = Rejections(clock)
+        self.store = store
         self.saver = IndexSaver(store, state.history.entries, clock)
-        self.counting = Counting(state.history, self.rejected, self._count_file)
+        self.presence_store = presence_store
+        encode = lambda: state.presence.encode()  # noqa: E731  (restoring replaces it)
+        self.presence_saver = IndexSaver(presence_store, encode, clock, PRESENCE_SAVE_EVERY)
+        self.counting = Counting(state, self.rejected, self._count_file)
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
         self._served: tuple[int, FileVersion] | None = None
         self._status_version: FileVersion | None = None
@@ -66,10 +75,17 @@ class Refresher:
         self._more_to_count = asyncio.Event()
 
     def restore_history(self) -> None:
-        """The history index, but for points from the future (a crawl once misnamed)."""
-        for entry in self.saver.store.load():
+        """The history and presence indexes, but for points from the future (a crawl once
+        misnamed). Runs in a worker thread, before anything else uses the state."""
+        for entry in self.store.load():
             if not self._is_future(entry.timestamp):
                 self.state.history.record(entry)
+        self.state.replace_presence(self.presence_store.load())
+
+    def _changed(self) -> None:
+        """The history and presence changed: save both indexes."""
+        self.saver.schedule()
+        self.presence_saver.schedule()
 
     async def refresh(
         self,
@@ -89,6 +105,7 @@ class Refresher:
                 self._listed_at = time.monotonic()
             listing = await asyncio.to_thread(list_data_dir, self.data_dir, self._listing, changed)
             self._listing = listing
+            self.state.crawl_files = listing.newest_first
             self.rejected.begin_refresh(listing.names)
             if self.counting.update(listing, self._present(listing, listing.changed)):
                 self.state.history_complete = False  # until the new crawls have points
@@ -116,7 +133,7 @@ class Refresher:
 
     async def _count(self, listing: Listing, timestamps: list[int]) -> None:
         if await self.counting.count(listing, timestamps):
-            self.saver.schedule()
+            self._changed()
         complete = not self.counting.uncounted
         self.state.history_complete = complete
         if complete:
@@ -186,10 +203,15 @@ class Refresher:
         self.state.set_snapshot(served)
         self._served = (served.timestamp, version)
         entry = HistoryEntry(
-            served.timestamp, served.total_nodes, version.size, version.mtime_ns, served.networks
+            served.timestamp,
+            served.total_nodes,
+            version.size,
+            version.mtime_ns,
+            served.networks,
+            served.latest_height,
         )
-        if self.state.history.record(entry):
-            self.saver.schedule()
+        if self.state.record_crawl(entry, list(served.nodes)):
+            self._changed()
         log.info(
             "snapshot loaded timestamp=%d nodes=%d skipped_rows=%d height=%d bytes=%d seconds=%.3f",
             served.timestamp,
@@ -200,7 +222,7 @@ class Refresher:
             seconds,
         )
 
-    async def _count_file(self, name: str, version: FileVersion) -> Count | None:
+    async def _count_file(self, name: str, version: FileVersion) -> CrawlCount | None:
         return await self.load(name, version, read_count)
 
     async def load(

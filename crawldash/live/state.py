@@ -12,8 +12,11 @@ import msgspec
 
 from ..models import CrawlerStatus, StatusBody
 from .bodies import Representation, represent
-from .history import History
+from .changes import Changes
+from .checks import CheckAnswers
+from .history import History, HistoryEntry
 from .prepared import PreparedSnapshot
+from .presence import Presence
 
 _encoder = msgspec.json.Encoder()
 
@@ -36,6 +39,10 @@ class State:
         self.snapshot: PreparedSnapshot | None = None
         self.status: CrawlerStatus | None = None
         self.history = History(history_size)
+        self.presence = Presence()  # which addresses each crawl of the history had
+        self.checks = CheckAnswers(self.presence)
+        self.changes = Changes(self.presence)
+        self.crawl_files: list[int] = []  # timestamps of the crawl files present, newest first
         self.stale_after = stale_after  # None: three times the median crawl interval
         self.stuck_after = stuck_after
         self._clock = clock
@@ -52,6 +59,24 @@ class State:
         self._status_body = None
         self._tell("snapshot")
         self._tell("status")
+
+    def record_crawl(self, entry: HistoryEntry, addresses: list[str] | None) -> bool:
+        """A crawl's history point and, if given, which addresses it had; True if the
+        history or the presence changed."""
+        changed = self.history.record(entry)
+        held = self.history.get(entry.timestamp) == entry  # not older than all it keeps
+        known = self.presence.has(entry.timestamp)
+        if addresses is not None and held and (changed or not known):
+            self.presence.add(entry.timestamp, addresses)
+            changed = True
+        if changed:
+            self.presence.retain(self.history.holds)  # what the history let go
+        return changed
+
+    def replace_presence(self, presence: Presence) -> None:
+        """The presence restored from its index, less the crawls the history lacks."""
+        presence.retain(self.history.holds)
+        self.presence = self.checks.presence = self.changes.presence = presence
 
     def _tell(self, event: str) -> None:
         for listener in self.listeners:

@@ -1,5 +1,6 @@
-"""The history index on disk: one file per data folder, replaced whole by atomic renames,
-and the background saver that keeps it up to date, retrying with back-off after failures."""
+"""The indexes on disk (the history, and which addresses each crawl had): one file each per
+data folder, replaced whole by atomic renames, and the background saver that keeps each up
+to date, retrying with back-off after failures."""
 
 from __future__ import annotations
 
@@ -10,17 +11,29 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, Protocol, TypeVar
 
 import msgspec
 
 from ..crawl.files import write_atomically
 from .history import HistoryEntry
+from .presence import Presence
 
 log = logging.getLogger(__name__)
 _entries_decoder = msgspec.json.Decoder(list[HistoryEntry])
 _encoder = msgspec.json.Encoder()
 MAX_BACKOFF = 60.0
 LOG_EVERY = 10.0  # seconds between warnings while saving keeps failing
+T = TypeVar("T")
+T_contra = TypeVar("T_contra", contravariant=True)
+
+
+def index_path(state_dir: Path, data_dir: Path, name: str) -> Path:
+    """One index per data folder, so that instances over different folders never mix:
+    ``name`` with a digest of the folder's path before its suffix."""
+    digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+    stem, _, suffix = name.partition(".")
+    return state_dir / f"{stem}-{digest}.{suffix}"
 
 
 class HistoryStore:
@@ -31,9 +44,7 @@ class HistoryStore:
 
     @classmethod
     def for_data_dir(cls, state_dir: Path, data_dir: Path) -> HistoryStore:
-        """One index per data folder, so that instances over different folders never mix."""
-        digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
-        return cls(state_dir / f"history-{digest}.json")
+        return cls(index_path(state_dir, data_dir, "history.json"))
 
     def load(self) -> list[HistoryEntry]:
         try:
@@ -51,24 +62,61 @@ class HistoryStore:
         write_atomically(self.path, _encoder.encode(entries))
 
 
-class IndexSaver:
-    """Saves the history index in the background after each change. A failed save (a full
-    disk, no file descriptors left, a read-only folder) is retried with back-off up to a
-    minute, for as long as it fails; meanwhile the history is kept in memory."""
+class PresenceStore:
+    """The presence index file: which addresses each crawl held had (binary, msgpack)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def for_data_dir(cls, state_dir: Path, data_dir: Path) -> PresenceStore:
+        return cls(index_path(state_dir, data_dir, "presence.msgpack"))
+
+    def load(self) -> Presence:
+        try:
+            return Presence.decode(self.path.read_bytes())
+        except FileNotFoundError:
+            return Presence()
+        except (OSError, ValueError) as exc:
+            log.warning(
+                "presence index %s is unusable, rebuilding it from files: %s", self.path, exc
+            )
+            return Presence()
+
+    def save(self, data: bytes) -> None:
+        """Replace the index with ``data`` (``Presence.encode``); OSError if it cannot."""
+        write_atomically(self.path, data)
+
+
+class Store(Protocol[T_contra]):
+    path: Path
+
+    def save(self, entries: T_contra, /) -> None: ...
+
+
+class IndexSaver(Generic[T]):
+    """Saves an index in the background after each change: what ``entries`` returns (on
+    the loop) is written by ``store`` in a worker thread, at most once per ``every``
+    seconds, and at shutdown. A failed save (a full disk, no file descriptors left, a
+    read-only folder) is retried with back-off up to a minute, for as long as it fails;
+    meanwhile the data is kept in memory."""
 
     def __init__(
         self,
-        store: HistoryStore,
-        entries: Callable[[], list[HistoryEntry]],
+        store: Store[T],
+        entries: Callable[[], T],
         clock: Callable[[], float] = time.time,
+        every: float = 0.0,
     ) -> None:
         self.store = store
         self.entries = entries
         self.clock = clock
+        self.every = every
         self.saved_at: float | None = None  # when the index was last written
         self.failures = 0  # saves that failed, in all
         self.error: str | None = None  # why the latest save failed, while it fails
         self._dirty = False
+        self._resting = False  # waiting out ``every`` after a save
         self._task: asyncio.Task[None] | None = None
         self._logged_at = -LOG_EVERY  # when a failure was last logged
         self._unlogged = 0  # failures since then
@@ -84,16 +132,19 @@ class IndexSaver:
             await asyncio.wait({self._task}, timeout=0.05)
 
     async def close(self) -> None:
-        """At shutdown: let a save under way finish; if saving fails, one last try."""
+        """At shutdown: let a save under way finish; then, if memory holds more than the
+        index on disk (saving failed, or it was waiting out ``every``), one last try."""
         task = self._task
-        if task is not None and not task.done():
-            if self.error is None:
-                await asyncio.wait({task})
-            else:
+        while task is not None and not task.done():
+            if self.error is not None or self._resting:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-                await self._save_once()
+                break
+            await asyncio.wait({task}, timeout=0.05)
+        if self._dirty:
+            self._dirty = False
+            await self._save_once()
 
     async def _save_while_dirty(self) -> None:
         backoff = 1.0
@@ -101,6 +152,10 @@ class IndexSaver:
             self._dirty = False
             if await self._save_once():
                 backoff = 1.0
+                if self.every:
+                    self._resting = True
+                    await asyncio.sleep(self.every)
+                    self._resting = False
                 continue
             self._dirty = True
             await asyncio.sleep(backoff)
@@ -115,7 +170,7 @@ class IndexSaver:
             self._warn(exc)
             return False
         if self.error is not None:
-            log.info("history index %s written again", self.store.path)
+            log.info("index %s written again", self.store.path)
         self.saved_at, self.error = self.clock(), None
         return True
 
@@ -128,8 +183,8 @@ class IndexSaver:
         more = f" ({self._unlogged} more failures not logged)" if self._unlogged else ""
         self._logged_at, self._unlogged = now, 0
         log.warning(
-            "cannot write the history index %s (%s); retrying with back-off, and the "
-            "history is kept in memory meanwhile%s",
+            "cannot write the index %s (%s); retrying with back-off, and its data is kept "
+            "in memory meanwhile%s",
             self.store.path,
             error,
             more,

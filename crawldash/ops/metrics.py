@@ -9,10 +9,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from aiohttp import web
-from aiohttp.abc import AbstractAccessLogger
-from aiohttp.web_log import AccessLogger
-from aiohttp.web_request import BaseRequest
-from aiohttp.web_response import StreamResponse
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -230,21 +226,3 @@ def gauge(name: str, documentation: str, value: float | None) -> GaugeMetricFami
     if value is not None:
         family.add_metric([], value)
     return family
-
-
-def request_logger(stats: RequestStats, write_lines: bool) -> type[AbstractAccessLogger]:
-    """aiohttp's access-log hook, which it calls once per answered request with the time
-    taken: it counts the request for ``/metrics`` and, if ``write_lines``, writes aiohttp's
-    usual access-log line. It costs less per request than a middleware."""
-
-    class RequestLogger(AccessLogger):
-        @property
-        def enabled(self) -> bool:
-            return True  # count every request, whatever the log level
-
-        def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
-            stats.record(request.path, response.status, time)
-            if write_lines:
-                super().log(request, response, time)
-
-    return RequestLogger

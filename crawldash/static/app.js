@@ -1,10 +1,12 @@
 "use strict";
-// crawldash dashboard: tiles from /api/status, a chart from /api/history, a check form,
-// and live updates from /api/events. No framework; uPlot draws the chart.
+// crawldash dashboard: tiles from /api/status and /api/changes, a chart from /api/history,
+// a check form with the node's presence from /api/presence, and live updates from
+// /api/events. No framework; uPlot draws the chart.
 const NETWORKS = ["ipv4", "ipv6", "onion", "i2p", "cjdns"];
 const COLORS = ["#0b5cad", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#57606a"];
 const $ = (id) => document.getElementById(id);
 let chart = null;
+let checked = null;  // the address whose presence is shown
 
 function fmtTime(seconds) {
   return seconds == null ? "—"
@@ -56,6 +58,14 @@ async function refreshHeadline() {
   $("tile-change").textContent = change == null ? ""
     : `${change >= 0 ? "+" : "−"}${Math.abs(change).toLocaleString()} since the crawl before`;
   document.body.dataset.reachable = String(snapshot.total_nodes);
+}
+
+async function refreshChurn() {
+  const changes = await getJSON("/api/changes");
+  $("tile-churn").textContent = changes.from == null ? "—"
+    : `+${changes.joined_count.toLocaleString()} joined, −${changes.left_count.toLocaleString()} left`;
+  document.body.dataset.joined = String(changes.joined_count);
+  document.body.dataset.left = String(changes.left_count);
 }
 
 const TABLES = ["network", "country", "user_agent", "asn"];
@@ -119,19 +129,51 @@ async function refreshChart() {
 }
 
 async function check(event) {
-  event.preventDefault();
+  if (event) event.preventDefault();
   const result = $("check-result");
   const address = $("address").value.trim();
+  $("check-presence").textContent = "";
+  $("presence-strip").hidden = $("presence-legend").hidden = true;
+  checked = null;
   try {
     const answer = await getJSON(`/api/check?address=${encodeURIComponent(address)}`);
     result.className = answer.reachable ? "found" : "missing";
     result.textContent = answer.reachable
       ? `${answer.address} is reachable (${answer.node.user_agent ?? "unknown agent"}, height ${answer.node.height}).`
       : `${answer.address} is not in the latest crawl.`;
+    const p = answer.presence;
+    $("check-presence").textContent = p.seen === 0
+      ? `Not seen in any of the ${p.crawls.toLocaleString()} crawls held.`
+      : `Seen in ${p.seen.toLocaleString()} of ${p.crawls.toLocaleString()} crawls held; ` +
+        `first seen ${fmtTime(p.first_seen)}, last seen ${fmtTime(p.last_seen)}.`;
+    document.body.dataset.seen = `${p.seen}/${p.crawls}`;
+    checked = answer.address;
+    await showPresence(checked);
   } catch (error) {
     result.className = "error";
     result.textContent = error.message;
   }
+}
+
+async function showPresence(address) {
+  const limit = $("range").value;
+  const runs = await getJSON(`/api/presence?address=${encodeURIComponent(address)}&limit=${limit}`);
+  const strip = $("presence-strip");
+  strip.replaceChildren(...runs.map((run) => {
+    const span = document.createElement("span");
+    span.className = run.present ? "present" : "absent";
+    span.style.flexGrow = String(run.crawls);
+    span.title = `${run.present ? "in" : "not in"} ${run.crawls} crawl${run.crawls === 1 ? "" : "s"}, ` +
+      `${fmtTime(run.from)} to ${fmtTime(run.to)}`;
+    return span;
+  }));
+  const present = runs.filter((run) => run.present).reduce((n, run) => n + run.crawls, 0);
+  const total = runs.reduce((n, run) => n + run.crawls, 0);
+  strip.setAttribute("aria-label", `${address} was in ${present} of the last ${total} crawls, ` +
+    `in ${runs.filter((run) => run.present).length} runs`);
+  strip.dataset.runs = String(runs.length);
+  strip.dataset.present = String(present);
+  strip.hidden = $("presence-legend").hidden = runs.length === 0;
 }
 
 function listen() {
@@ -143,6 +185,8 @@ function listen() {
     refreshChart().catch(report);
     refreshHeadline().catch(report);
     refreshBreakdowns().catch(report);
+    refreshChurn().catch(report);
+    if (checked) check().catch(report);
   });
 }
 
@@ -150,12 +194,16 @@ function report(error) { $("live").textContent = `error: ${error.message}`; }
 
 $("check-form").addEventListener("submit", check);
 $("search-form").addEventListener("submit", (event) => search(event).catch(report));
-$("range").addEventListener("change", () => refreshChart().catch(report));
+$("range").addEventListener("change", () => {
+  refreshChart().catch(report);
+  if (checked) showPresence(checked).catch(report);
+});
 $("split").addEventListener("change", () => refreshChart().catch(report));
 window.addEventListener("resize", () => { if (chart) chart.setSize({ width: $("chart").clientWidth, height: 320 }); });
 refreshStatus().catch(report);
 refreshChart().catch(report);
 refreshHeadline().catch(report);
 refreshBreakdowns().catch(report);
+refreshChurn().catch(report);
 listen();
 setInterval(() => refreshStatus().catch(report), 30000);  // the age ticks between crawls

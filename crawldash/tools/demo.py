@@ -9,8 +9,9 @@ from pathlib import Path
 
 from ..crawl.files import STATUS_NAME, snapshot_timestamp, write_atomically
 from ..live.history import HistoryEntry
-from ..live.store import HistoryStore
-from .demo_data import generate_crawls, status_json
+from ..live.presence import Presence
+from ..live.store import HistoryStore, PresenceStore
+from .demo_data import generate_crawls, status_json, tip_height
 
 log = logging.getLogger(__name__)
 INTERVAL = 600
@@ -27,8 +28,9 @@ def write_demo(
 ) -> tuple[Path, Path]:
     """Write ``crawls`` crawls ending now; keep the newest ``keep_files`` as files.
 
-    The older crawls go into the history index in ``state/``, as if the crawler had pruned
-    their files while crawldash was running. Returns the data and state folders.
+    The older crawls go into the history and presence indexes in ``state/``, as if the
+    crawler had pruned their files while crawldash was running. Returns the data and state
+    folders.
     """
     data_dir, state_dir = directory / "data", directory / "state"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -36,16 +38,22 @@ def write_demo(
     end = end if end is not None else int(time.time()) // INTERVAL * INTERVAL
     started = time.monotonic()
     pruned: list[HistoryEntry] = []
+    presence = Presence()
     for index, crawl in enumerate(
         generate_crawls(nodes=nodes, crawls=crawls, interval=INTERVAL, end=end, seed=seed)
     ):
         if index < crawls - keep_files:
-            pruned.append(HistoryEntry(crawl.timestamp, crawl.reachable, 0, 0, crawl.networks()))
+            height = tip_height(crawl.timestamp)  # the generator's consensus height
+            pruned.append(
+                HistoryEntry(crawl.timestamp, crawl.reachable, 0, 0, crawl.networks(), height)
+            )
+            presence.add(crawl.timestamp, crawl.addresses())
             continue
         path = data_dir / f"{crawl.timestamp}.json"
         write_atomically(path, crawl.body())
         os.utime(path, (crawl.timestamp, crawl.timestamp))
     HistoryStore.for_data_dir(state_dir, data_dir).save(pruned)
+    PresenceStore.for_data_dir(state_dir, data_dir).save(presence.encode())
     write_atomically(data_dir / STATUS_NAME, status_json(end=end, seed=seed))
     log.info(
         "demo written dir=%s crawls=%d files=%d nodes=%d seconds=%.1f",

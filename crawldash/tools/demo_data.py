@@ -1,8 +1,11 @@
 """A seeded, realistic generator of crawler output (bitnodes export form).
 
-A stable pool of nodes is built once; each crawl lists a drifting subset of it, so counts
-move slowly with a daily wave and a bounded random walk, and nodes persist across crawls.
-Each node's row is encoded once, around its height, so that a crawl is a join of bytes.
+A pool of nodes is built once; each crawl lists a drifting subset of it. Churn is shaped
+like the real network's: most nodes stay for long runs, Tor nodes come and go about a
+hundred times as often, one node leaves for good every few crawls (a new one takes its
+place), and the count moves with a daily wave and a bounded random walk, mostly through
+the Tor nodes. Each node's row is encoded once, around its height, so that a crawl is a
+join of bytes.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TypeVar
 
 import msgspec
 
-from ..crawl.address import NETWORKS
+from ..crawl.address import NETWORKS, canonical_address
 
 BASE_TIME, BASE_HEIGHT = 1_790_000_000, 925_000  # the chain tip advances 1 block per 600 s
 _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
@@ -60,10 +63,14 @@ _IPV6_PREFIXES = ("2a01:4f8", "2a01:4f9", "2001:41d0", "2600:1f18", "2a03:b0c0",
 _NETWORK_ORGS = {"TOR": "Tor network", "I2P": "I2P network", "CJDNS": "CJDNS network"}
 _encoder = msgspec.json.Encoder()
 T = TypeVar("T")
+STEADY_SWAPS, FLAKY_SWAPS = 1 / 2000, 1 / 100  # share of online nodes swapped per crawl
+LEAVE_EVERY = 4  # crawls between two nodes leaving for good
+ONION = NETWORKS.index("onion")
 
 
 @dataclass(frozen=True)
 class _Node:
+    address: str  # canonical host:port
     head: bytes  # the row up to and including the comma before height
     tail: bytes  # the row after height, from its comma to the closing bracket
     lag: int  # blocks behind the tip
@@ -78,6 +85,10 @@ class Crawl:
     reachable: int
     _nodes: tuple[_Node, ...]
     _duplicates: tuple[int, ...]  # positions of rows that the file lists a second time
+
+    def addresses(self) -> list[str]:
+        """Its nodes' canonical addresses."""
+        return [node.address for node in self._nodes]
 
     def networks(self) -> tuple[int, ...]:
         """Its nodes by network, in NETWORKS order."""
@@ -107,30 +118,52 @@ def generate_crawls(
 ) -> Iterator[Crawl]:
     """Yield ``crawls`` crawls, oldest first, the last one at ``end``, ``interval`` apart."""
     rng = random.Random(seed)
-    pool = _build_pool(rng, int(nodes * 1.15) + 1, end)
+    arrivals = crawls // LEAVE_EVERY
+    pool = _build_pool(rng, int(nodes * 1.15) + 1 + arrivals, end)
     order = list(range(len(pool)))
     rng.shuffle(order)
+    newcomers = [order.pop() for _ in range(arrivals)]
+    flaky = {i for i in order if pool[i].network == ONION}
     online, offline = order[:nodes], order[nodes:]
+    steady = _Side([i for i in online if i not in flaky], [i for i in offline if i not in flaky])
+    tor = _Side([i for i in online if i in flaky], [i for i in offline if i in flaky])
     walk = 0.0
     for index in range(crawls):
         timestamp = end - (crawls - 1 - index) * interval
         walk = max(-0.05, min(0.05, walk + rng.gauss(0, 0.004)))
         wave = 0.03 * math.sin(2 * math.pi * timestamp / 86_400)
-        target = max(nodes // 2, min(len(pool), round(nodes * (1 + wave + walk))))
-        _churn(rng, online, offline, target)
-        yield _crawl(rng, pool, online, timestamp)
+        target = max(nodes // 2, round(nodes * (1 + wave + walk)))
+        if index % LEAVE_EVERY == 0 and newcomers:
+            _pop_random(rng, steady.online)  # gone for good
+            steady.online.append(newcomers.pop())
+        steady.swap(rng, STEADY_SWAPS)
+        tor.swap(rng, FLAKY_SWAPS)
+        short = tor.move_to(rng, target - len(steady.online))
+        steady.move_to(rng, len(steady.online) + short)
+        yield _crawl(rng, pool, steady.online + tor.online, timestamp)
 
 
-def _churn(rng: random.Random, online: list[int], offline: list[int], target: int) -> None:
-    """A few nodes leave and others come back; then the count moves to ``target``."""
-    for _ in range(max(1, len(online) // 200)):
-        if offline:
-            i, j = rng.randrange(len(online)), rng.randrange(len(offline))
-            online[i], offline[j] = offline[j], online[i]
-    while len(online) < target and offline:
-        online.append(_pop_random(rng, offline))
-    while len(online) > target:
-        offline.append(_pop_random(rng, online))
+@dataclass
+class _Side:
+    """Nodes of one kind (steady or Tor), online and offline."""
+
+    online: list[int]
+    offline: list[int]
+
+    def swap(self, rng: random.Random, share: float) -> None:
+        """Some online nodes go offline, as many offline ones come back."""
+        swaps = int(len(self.online) * share + rng.random()) if self.offline else 0
+        for _ in range(swaps):
+            i, j = rng.randrange(len(self.online)), rng.randrange(len(self.offline))
+            self.online[i], self.offline[j] = self.offline[j], self.online[i]
+
+    def move_to(self, rng: random.Random, target: int) -> int:
+        """Bring the online count towards ``target``; returns how far it fell short."""
+        while len(self.online) < target and self.offline:
+            self.online.append(_pop_random(rng, self.offline))
+        while len(self.online) > max(target, 1):
+            self.offline.append(_pop_random(rng, self.online))
+        return target - len(self.online)
 
 
 def _pop_random(rng: random.Random, items: list[int]) -> int:
@@ -178,7 +211,8 @@ def _node(rng: random.Random, network: str, address: str, end: int) -> _Node:
         tail = [None, None, None, 0.0, 0.0, None, label, _NETWORK_ORGS[label]]
     lag = 0 if rng.random() < 0.9 else rng.choice((1, 1, 2, 3, rng.randrange(10, 5000)))
     head_bytes, tail_bytes = _encoder.encode(head)[:-1] + b",", b"," + _encoder.encode(tail)[1:]
-    return _Node(head_bytes, tail_bytes, lag, NETWORKS.index(network))
+    key = canonical_address(address, port)
+    return _Node(key, head_bytes, tail_bytes, lag, NETWORKS.index(network))
 
 
 def _pick(rng: random.Random, weighted: tuple[tuple[T, float], ...]) -> T:

@@ -41,7 +41,7 @@ class Api:
         served = self.state.snapshot
         if served is None:
             raise no_snapshot()
-        return plain(served.check_body(address))
+        return plain(self.state.checks.check(served, address))
 
     async def openapi(self, request: web.Request) -> web.Response:
         return respond(request, self.openapi_body, "public, max-age=3600")

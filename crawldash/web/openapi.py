@@ -11,14 +11,17 @@ from ..crawl.address import MAX_ADDRESS_LENGTH
 from ..models import (
     ApiSnapshot,
     BreakdownBody,
+    ChangesBody,
     CheckBody,
     ErrorBody,
     HistoryPoint,
     NetworkPoint,
     Node,
+    PresenceRun,
     StatusBody,
 )
 from .network_schema import network_operations
+from .presence_schema import presence_operations
 
 REF = "#/components/schemas/{name}"
 ERRORS = {
@@ -147,9 +150,11 @@ def build_openapi() -> dict[str, Any]:
         ErrorBody,
         BreakdownBody,
         Node,
+        PresenceRun,
+        ChangesBody,
     ]
     schemas, components = msgspec.json.schema_components(types, ref_template=REF)
-    snapshot, status, point, network_point, check, _, breakdown, node = schemas
+    snapshot, status, point, network_point, check, _, breakdown, node, run, changes = schemas
     history = {"type": "array", "items": {"anyOf": [point, network_point]}}
     limit = {
         "name": "limit",
@@ -204,12 +209,13 @@ def build_openapi() -> dict[str, Any]:
             parameters=[limit, by],
         ),
         "/api/check": _operation(
-            "Whether a peer is in the latest snapshot.",
+            "Whether a peer is in the latest snapshot, and in how many of the crawls held.",
             _json(check, "The answer; node is null when the peer is absent."),
             (400, 503),
             parameters=[address],
         ),
         **network_operations(breakdown, node, _json, _errors),
+        **presence_operations(run, changes, address, limit, _json, _errors),
         **operations_beside_the_api(),
     }
     return {

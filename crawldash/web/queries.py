@@ -35,6 +35,17 @@ def parse_query(raw_query: str) -> dict[str, list[str]]:
 def history_query(raw_query: str, capacity: int) -> tuple[int, bool]:
     """``limit`` and whether ``by=network`` was asked, from a raw query string."""
     query = parse_query(raw_query)
+    limit = _limit(query, capacity)
+    by = query.get("by", [])
+    if by not in ([], ["network"]):
+        raise ApiError(
+            400, "invalid_by", "by must be given once, as by=network (counts per network)"
+        )
+    return limit, bool(by)
+
+
+def _limit(query: dict[str, list[str]], capacity: int) -> int:
+    """``limit`` of the history and presence: how many of the latest crawls."""
     values = query.get("limit", [str(DEFAULT_HISTORY_LIMIT)])
     limit = whole_number(values[0]) if len(values) == 1 else None
     if limit is None:
@@ -42,14 +53,9 @@ def history_query(raw_query: str, capacity: int) -> tuple[int, bool]:
             400,
             "invalid_limit",
             f"limit must be given once, as a whole number of at least 1 (default "
-            f"{DEFAULT_HISTORY_LIMIT}; at most {capacity} points are held)",
+            f"{DEFAULT_HISTORY_LIMIT}; at most {capacity} crawls are held)",
         )
-    by = query.get("by", [])
-    if by not in ([], ["network"]):
-        raise ApiError(
-            400, "invalid_by", "by must be given once, as by=network (counts per network)"
-        )
-    return limit, bool(by)
+    return limit
 
 
 def whole_number(text: str) -> int | None:
@@ -65,7 +71,32 @@ def whole_number(text: str) -> int | None:
 @lru_cache(maxsize=4096)
 def check_query(raw_query: str) -> str:
     """The canonical address asked about, from a raw query string."""
-    values = parse_query(raw_query).get("address", [])
+    return _address(parse_query(raw_query))
+
+
+@lru_cache(maxsize=4096)
+def presence_query(raw_query: str, capacity: int) -> tuple[str, int]:
+    """The canonical address and ``limit`` of ``/api/presence``."""
+    query = parse_query(raw_query)
+    address = _address(query)
+    return address, _limit(query, capacity)
+
+
+@lru_cache(maxsize=1024)
+def changes_query(raw_query: str) -> int | None:
+    """``since`` of ``/api/changes``, a unix time, or None for the crawl before the latest."""
+    since = _one(parse_query(raw_query), "since")
+    if since is None:
+        return None
+    if not _WHOLE_NUMBER.fullmatch(since) or len(since) > 12:
+        raise ApiError(
+            400, "invalid_since", "since must be a unix time in seconds, e.g. 1700000000"
+        )
+    return int(since)
+
+
+def _address(query: dict[str, list[str]]) -> str:
+    values = query.get("address", [])
     if not values or not values[0]:
         raise ApiError(
             400,

@@ -1,0 +1,102 @@
+"""The presence store at full size: 8,640 crawls of 15,000 nodes with the demo generator's
+churn, kept the way crawldash keeps it (one bitmap per address), against one bitmap per
+crawl over the same data. Prints its findings as ``measure | value`` rows.
+
+Run alone with ``python -m bench.presence [crawls] [nodes]``; ``make bench`` runs it too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pyroaring import FrozenBitMap
+
+from crawldash.live.presence import Presence
+from crawldash.tools.demo_data import generate_crawls
+
+END = 1_790_000_000
+
+
+SAVE_EVERY = 6  # crawls between index saves: once a minute at one crawl per 10 s
+
+
+def build(crawls: int, nodes: int) -> tuple[Presence, list[float], list[float], int]:
+    """The presence of every crawl; each crawl's update time and each save's encoding time
+    (both on the event loop in the server); and the per-crawl bitmaps' serialized size (ids
+    given to addresses in order of first appearance)."""
+    presence, updates, saves, ids, per_crawl = Presence(), [], [], {}, 0
+    for index, crawl in enumerate(generate_crawls(nodes=nodes, crawls=crawls, end=END)):
+        addresses = crawl.addresses()
+        started = time.perf_counter()
+        presence.add(crawl.timestamp, addresses)
+        presence.retain(lambda _: True)  # what the state does after each crawl
+        updates.append(time.perf_counter() - started)
+        if index % SAVE_EVERY == 0:
+            started = time.perf_counter()
+            presence.encode()
+            saves.append(time.perf_counter() - started)
+        members = FrozenBitMap(ids.setdefault(a, len(ids)) for a in addresses)
+        members.run_optimize()
+        per_crawl += len(members.serialize())
+    return presence, updates, saves, per_crawl
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def load(path: str) -> None:
+    """In a fresh process: the memory and time that loading the index takes."""
+    before = rss_mib()
+    started = time.perf_counter()
+    presence = Presence.decode(Path(path).read_bytes())
+    seconds = time.perf_counter() - started
+    print(f"{seconds:.3f} {rss_mib() - before:.1f} {len(presence)}")
+
+
+def main(crawls: int = 8640, nodes: int = 15_000) -> list[tuple[str, str]]:
+    presence, updates, saves, per_crawl = build(crawls, nodes)
+    data = presence.encode()
+    with tempfile.NamedTemporaryFile(suffix=".msgpack") as file:
+        file.write(data)
+        file.flush()
+        out = subprocess.run(
+            [sys.executable, "-m", "bench.presence", "--load", file.name],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+    seconds, added, held = float(out[0]), float(out[1]), int(out[2])
+    updates.sort()
+    saves.sort()
+    label = f"{held:,} crawls of {nodes:,} nodes"
+    return [
+        (f"presence, {label}: index on disk", f"{len(data) / 1e6:.2f} MB"),
+        (f"presence, {label}: one bitmap per crawl instead", f"{per_crawl / 1e6:.2f} MB"),
+        (f"presence, {label}: load at start-up", f"{seconds:.3f} s"),
+        (f"presence, {label}: memory it adds (RSS)", f"{added:.1f} MiB"),
+        (
+            "presence: a new crawl's update on the event loop, median / p99 / worst",
+            f"{updates[len(updates) // 2] * 1e3:.1f} ms / "
+            f"{updates[int(len(updates) * 0.99)] * 1e3:.1f} ms / {updates[-1] * 1e3:.1f} ms",
+        ),
+        (
+            "presence: encoding the index to save it, on the event loop, median / worst",
+            f"{saves[len(saves) // 2] * 1e3:.1f} ms / {saves[-1] * 1e3:.1f} ms",
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--load"]:
+        load(sys.argv[2])
+    else:
+        for name, value in main(*map(int, sys.argv[1:3])):
+            print(f"| {name} | {value} |")
