@@ -68,9 +68,6 @@ def crawldash(data_dir: Path, port: int, state: Path, *extra: str) -> list[str]:
         str(state),
         "--port",
         str(port),
-        "--no-access-log",
-        "--log-level",
-        "warning",
         *extra,
     ]
 

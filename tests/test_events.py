@@ -45,9 +45,10 @@ async def dechunk(reader: asyncio.StreamReader) -> asyncio.StreamReader:
     out = asyncio.StreamReader()
 
     async def pump() -> None:
-        while size := int((await reader.readline()).strip(), 16):
+        while (line := (await reader.readline()).strip()) and (size := int(line, 16)):
             out.feed_data(await reader.readexactly(size))
             await reader.readline()
+        out.feed_eof()  # the server ended the stream, or closed the connection
 
     task = asyncio.create_task(pump())
     out._pump = task  # type: ignore[attr-defined]  # keep the task alive with the stream

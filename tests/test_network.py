@@ -261,7 +261,9 @@ def test_csv_records_are_what_the_csv_module_writes():
         ),
     }
     catalog = NodeCatalog.build(nodes, {address: "ipv4" for address in nodes})
-    for address, line in zip(catalog.addresses, catalog.csv_lines, strict=True):
+    lines = [catalog.csv_record(i) for i in range(len(catalog.addresses))]
+    assert catalog.csv == b"".join(lines)
+    for address, line in zip(catalog.addresses, lines, strict=True):
         expected = io.StringIO()
         values = [address, *msgspec.structs.astuple(nodes[address])]
         csv.writer(expected).writerow(["" if v is None else v for v in values])

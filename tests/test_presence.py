@@ -10,6 +10,7 @@ import pytest
 from crawldash.app import REFRESHER, create_app
 from crawldash.live.history import HistoryEntry
 from crawldash.live.presence import Presence
+from crawldash.live.presence_file import decode_presence, encode_presence
 from crawldash.live.store import HistoryStore, PresenceStore
 from crawldash.settings import Settings
 from tests.conftest import Client, ClientFactory, eventually
@@ -215,7 +216,7 @@ def test_crawls_added_out_of_order_keep_their_order():
         (7, 7, False, 1),
     ]
     assert presence.differences(5, 6) == (["b"], [])
-    again = Presence.decode(presence.encode())
+    again = decode_presence(encode_presence(presence))
     assert again.runs("b", 10) == presence.runs("b", 10)
     assert again.summary("a") == presence.summary("a")
 

@@ -61,5 +61,5 @@ class Counting:
                     counted.networks,
                     counted.latest_height,
                 )
-                changed |= self.state.record_crawl(entry, counted.addresses)
+                changed |= await self.state.record_crawl(entry, counted.addresses)
         return changed

@@ -2,30 +2,34 @@
 
 One compressed bitmap (pyroaring) per address over crawl *slots*: consecutive integers
 given to the crawls whose membership is known, in time order. A node present for weeks is
-one run in its bitmap, so memory follows churn, not crawls times nodes: with 20,000
-addresses over 8,640 crawls (12,000 steady, 8,000 toggling in 1% of crawls) this took
-8 MB, where one bitmap per crawl took 70 MB (see the README's "Node presence").
+one run in its bitmap, so memory follows churn, not crawls times nodes (``python -m
+bench.presence`` compares it with one bitmap per crawl; see the README's "Node presence").
 
 The oldest crawl has slot ``_low``. A newer crawl takes the next slot, an older one (the
 background counting adds them newest first) the slot before ``_low``; one inserted
 between two known crawls shifts the slots after it, which is rare and costs one pass.
-No aiohttp here; everything runs on the event loop, in a few milliseconds per crawl.
+
+Everything runs on the event loop. ``update`` sets a new crawl's bits in slices, yielding
+to requests in between, and publishes the crawl only when all are set: readers look only
+at the slots of published crawls, so they see the crawl whole or not at all. Changes are
+serialised by ``lock``, which the index's saving takes too (``presence_file``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-import msgspec
 from pyroaring import BitMap
 
-from ..models import Base, PresenceRun
+from ..models import PresenceRun
 
 BASE_SLOT = 1 << 31  # room below for older crawls, above for newer ones
 _END = 1 << 32  # past the last possible slot
+SLICE = 2048  # addresses updated between two yields to the event loop (about a millisecond)
 
 
 @dataclass(frozen=True)
@@ -38,21 +42,6 @@ class Summary:
     last_seen: int | None
 
 
-class _File(Base, frozen=True, array_like=True):
-    """The presence index on disk."""
-
-    format: int
-    low: int
-    timestamps: list[int]
-    addresses: list[str]
-    bitmaps: list[bytes]  # serialized, in the order of ``addresses``
-
-
-_FORMAT = 1
-_file_encoder = msgspec.msgpack.Encoder()
-_file_decoder = msgspec.msgpack.Decoder(_File)
-
-
 class Presence:
     """Membership of every crawl held, by address."""
 
@@ -63,6 +52,7 @@ class Presence:
         self._low = BASE_SLOT
         self.version = 0  # changes with any membership
         self.rewritten = 0  # changes when a known crawl's membership changes or is dropped
+        self.lock = asyncio.Lock()  # held while a change is under way
 
     def __len__(self) -> int:
         return len(self._timestamps)
@@ -73,21 +63,45 @@ class Presence:
     def timestamps(self) -> list[int]:
         return list(self._timestamps)
 
+    async def update(
+        self, timestamp: int, addresses: Sequence[str], keep: Callable[[int], bool]
+    ) -> None:
+        """The addresses in a crawl, then forget the crawls ``keep`` refuses; in slices
+        when the crawl is newer or older than all known (the usual case), else at once."""
+        async with self.lock:
+            stamps = self._timestamps
+            if timestamp in self._known or (stamps and stamps[0] < timestamp < stamps[-1]):
+                self.add(timestamp, addresses)
+            else:
+                newest = not stamps or timestamp > stamps[-1]
+                slot = self._low + len(stamps) if newest else self._low - 1
+                for start in range(0, len(addresses), SLICE):
+                    self._set(slot, addresses[start : start + SLICE])
+                    await asyncio.sleep(0)
+                stamps.insert(len(stamps) if newest else 0, timestamp)  # published
+                self._known.add(timestamp)
+                self._low = min(self._low, slot)
+                self.version += 1
+            self.retain(keep)
+
     def add(self, timestamp: int, addresses: Iterable[str]) -> None:
-        """The addresses in a crawl; replaces what was known of it."""
+        """The addresses in a crawl, at once; replaces what was known of it."""
         if timestamp in self._known:
             slot = self._low + bisect.bisect_left(self._timestamps, timestamp)
             self._clear(slot, slot + 1)
             self.rewritten += 1
         else:
             slot = self._new_slot(timestamp)
+        self._set(slot, addresses)
+        self.version += 1
+
+    def _set(self, slot: int, addresses: Iterable[str]) -> None:
         bits = self._bits
         for address in addresses:
             bitmap = bits.get(address)
             if bitmap is None:
                 bitmap = bits[address] = BitMap()
             bitmap.add(slot)
-        self.version += 1
 
     def retain(self, keep: Callable[[int], bool]) -> None:
         """Forget the crawls ``keep`` refuses (those the history no longer holds)."""
@@ -106,12 +120,14 @@ class Presence:
         self.rewritten += 1
 
     def summary(self, address: str) -> Summary:
+        stamps, low = self._timestamps, self._low
         bitmap = self._bits.get(address)
-        if bitmap is None:
-            return Summary(len(self._timestamps), 0, None, None)
-        first, last = bitmap.min() - self._low, bitmap.max() - self._low
-        stamps = self._timestamps
-        return Summary(len(stamps), len(bitmap), stamps[first], stamps[last])
+        seen = 0 if bitmap is None else bitmap.range_cardinality(low, low + len(stamps))
+        if bitmap is None or seen == 0:
+            return Summary(len(stamps), 0, None, None)
+        first = bitmap.next_set_bit(low)  # published slots only: see update()
+        last = bitmap[bitmap.rank(low + len(stamps) - 1) - 1]
+        return Summary(len(stamps), seen, stamps[first - low], stamps[last - low])
 
     def runs(self, address: str, limit: int) -> list[PresenceRun]:
         """Runs of presence and absence over the last ``limit`` crawls, oldest first."""
@@ -154,38 +170,16 @@ class Presence:
         index = bisect.bisect_left(self._timestamps, timestamp)
         return self._timestamps[index - 1] if index else None
 
-    def encode(self) -> bytes:
-        """The index file's bytes; a few milliseconds, so it is made on the loop. Bitmaps
-        are turned into runs here, after each change: a run then stays a run as crawls are
-        added (8 bytes, where a plain array takes 2 per crawl)."""
-        bitmaps = []
-        for bitmap in self._bits.values():
-            bitmap.run_optimize()
-            bitmaps.append(bitmap.serialize())
-        return _file_encoder.encode(
-            _File(_FORMAT, self._low, self._timestamps, list(self._bits), bitmaps)
-        )
+    def parts(self) -> tuple[int, list[int], dict[str, BitMap]]:
+        """The lowest slot, the timestamps and the bitmaps: what the index file holds."""
+        return self._low, self._timestamps, self._bits
 
     @classmethod
-    def decode(cls, data: bytes) -> Presence:
-        """An index file's bytes; ValueError if they do not make a consistent index."""
-        try:
-            saved = _file_decoder.decode(data)
-        except msgspec.DecodeError as exc:
-            raise ValueError(str(exc)) from None
-        stamps = saved.timestamps
-        if saved.format != _FORMAT or len(saved.addresses) != len(saved.bitmaps):
-            raise ValueError("not a presence index of this version")
-        if any(a >= b for a, b in pairwise(stamps)):
-            raise ValueError("crawls out of order")
+    def restored(cls, low: int, timestamps: list[int], bits: dict[str, BitMap]) -> Presence:
+        """A presence from the parts of an index file, already checked."""
         presence = cls()
-        presence._low, presence._timestamps, presence._known = saved.low, stamps, set(stamps)
-        slots = range(saved.low, saved.low + len(stamps))
-        for address, data_ in zip(saved.addresses, saved.bitmaps, strict=True):
-            bitmap = BitMap.deserialize(data_)
-            if not bitmap or bitmap.min() not in slots or bitmap.max() not in slots:
-                raise ValueError(f"the bitmap of {address} is out of range")
-            presence._bits[address] = bitmap
+        presence._low, presence._timestamps, presence._bits = low, timestamps, bits
+        presence._known = set(timestamps)
         return presence
 
     def _new_slot(self, timestamp: int) -> int:

@@ -25,6 +25,7 @@ from .counting import Counting
 from .history import HistoryEntry
 from .loader import LoaderProcess
 from .prepared import PreparedSnapshot, load_snapshot
+from .presence_file import encoded_presence
 from .rejections import Rejections
 from .state import State
 from .store import HistoryStore, IndexSaver, PresenceStore
@@ -63,8 +64,8 @@ class Refresher:
         self.store = store
         self.saver = IndexSaver(store, state.history.entries, clock)
         self.presence_store = presence_store
-        encode = lambda: state.presence.encode()  # noqa: E731  (restoring replaces it)
-        self.presence_saver = IndexSaver(presence_store, encode, clock, PRESENCE_SAVE_EVERY)
+        encoded = lambda: encoded_presence(state.presence)  # noqa: E731  (restoring replaces it)
+        self.presence_saver = IndexSaver(presence_store, encoded, clock, PRESENCE_SAVE_EVERY)
         self.counting = Counting(state, self.rejected, self._count_file)
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
         self._served: tuple[int, FileVersion] | None = None
@@ -193,13 +194,13 @@ class Refresher:
             started = time.perf_counter()
             loaded = await self.load(name, version, load_snapshot, in_loader=True)
             if loaded is not None:
-                self._serve(loaded, version, time.perf_counter() - started)
+                await self._serve(loaded, version, time.perf_counter() - started)
                 return
             tries += 1
             if tries == SNAPSHOT_TRIES and self.state.snapshot is not None:
                 return  # the others next time: each decode is costly
 
-    def _serve(self, served: PreparedSnapshot, version: FileVersion, seconds: float) -> None:
+    async def _serve(self, served: PreparedSnapshot, version: FileVersion, seconds: float) -> None:
         self.state.set_snapshot(served)
         self._served = (served.timestamp, version)
         entry = HistoryEntry(
@@ -210,7 +211,7 @@ class Refresher:
             served.networks,
             served.latest_height,
         )
-        if self.state.record_crawl(entry, list(served.nodes)):
+        if await self.state.record_crawl(entry, served.nodes.addresses):
             self._changed()
         log.info(
             "snapshot loaded timestamp=%d nodes=%d skipped_rows=%d height=%d bytes=%d seconds=%.3f",

@@ -6,7 +6,7 @@ No aiohttp here: handlers ask this module for bytes and wrap them in responses.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -60,17 +60,19 @@ class State:
         self._tell("snapshot")
         self._tell("status")
 
-    def record_crawl(self, entry: HistoryEntry, addresses: list[str] | None) -> bool:
+    async def record_crawl(self, entry: HistoryEntry, addresses: Sequence[str] | None) -> bool:
         """A crawl's history point and, if given, which addresses it had; True if the
-        history or the presence changed."""
+        history or the presence changed. The presence follows the history: crawls it lets
+        go are forgotten."""
         changed = self.history.record(entry)
         held = self.history.get(entry.timestamp) == entry  # not older than all it keeps
         known = self.presence.has(entry.timestamp)
         if addresses is not None and held and (changed or not known):
-            self.presence.add(entry.timestamp, addresses)
-            changed = True
+            await self.presence.update(entry.timestamp, addresses, self.history.holds)
+            return True
         if changed:
-            self.presence.retain(self.history.holds)  # what the history let go
+            async with self.presence.lock:
+                self.presence.retain(self.history.holds)
         return changed
 
     def replace_presence(self, presence: Presence) -> None:

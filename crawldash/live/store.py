@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import inspect
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
@@ -18,6 +19,7 @@ import msgspec
 from ..crawl.files import write_atomically
 from .history import HistoryEntry
 from .presence import Presence
+from .presence_file import decode_presence
 
 log = logging.getLogger(__name__)
 _entries_decoder = msgspec.json.Decoder(list[HistoryEntry])
@@ -74,7 +76,7 @@ class PresenceStore:
 
     def load(self) -> Presence:
         try:
-            return Presence.decode(self.path.read_bytes())
+            return decode_presence(self.path.read_bytes())
         except FileNotFoundError:
             return Presence()
         except (OSError, ValueError) as exc:
@@ -84,7 +86,7 @@ class PresenceStore:
             return Presence()
 
     def save(self, data: bytes) -> None:
-        """Replace the index with ``data`` (``Presence.encode``); OSError if it cannot."""
+        """Replace the index with ``data`` (``encode_presence``); OSError if it cannot."""
         write_atomically(self.path, data)
 
 
@@ -104,7 +106,7 @@ class IndexSaver(Generic[T]):
     def __init__(
         self,
         store: Store[T],
-        entries: Callable[[], T],
+        entries: Callable[[], T | Awaitable[T]],
         clock: Callable[[], float] = time.time,
         every: float = 0.0,
     ) -> None:
@@ -163,7 +165,10 @@ class IndexSaver(Generic[T]):
 
     async def _save_once(self) -> bool:
         try:
-            await asyncio.to_thread(self.store.save, self.entries())
+            entries = self.entries()
+            if inspect.isawaitable(entries):
+                entries = await entries
+            await asyncio.to_thread(self.store.save, entries)
         except OSError as exc:
             self.failures += 1
             self.error = str(exc)

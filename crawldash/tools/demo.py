@@ -10,6 +10,7 @@ from pathlib import Path
 from ..crawl.files import STATUS_NAME, snapshot_timestamp, write_atomically
 from ..live.history import HistoryEntry
 from ..live.presence import Presence
+from ..live.presence_file import encode_presence
 from ..live.store import HistoryStore, PresenceStore
 from .demo_data import generate_crawls, status_json, tip_height
 
@@ -53,7 +54,7 @@ def write_demo(
         write_atomically(path, crawl.body())
         os.utime(path, (crawl.timestamp, crawl.timestamp))
     HistoryStore.for_data_dir(state_dir, data_dir).save(pruned)
-    PresenceStore.for_data_dir(state_dir, data_dir).save(presence.encode())
+    PresenceStore.for_data_dir(state_dir, data_dir).save(encode_presence(presence))
     write_atomically(data_dir / STATUS_NAME, status_json(end=end, seed=seed))
     log.info(
         "demo written dir=%s crawls=%d files=%d nodes=%d seconds=%.1f",

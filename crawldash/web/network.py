@@ -55,7 +55,7 @@ def _page(
     start = (query.page - 1) * query.limit
     addresses, nodes = served.catalog.addresses, served.nodes
     results = b",".join(
-        b'{"address":"%s",%s' % (addresses[i].encode(), nodes[addresses[i]][1:])
+        b'{"address":"%s",%s' % (addresses[i].encode(), nodes.at(i)[1:])
         for i in found[start : start + query.limit]
     )
     after = start + query.limit < len(found)
@@ -84,9 +84,9 @@ async def _csv(
         return web.Response(headers=headers)
     response = web.StreamResponse(headers=headers)
     await response.prepare(request)
-    lines = served.catalog.csv_lines
+    record = served.catalog.csv_record
     await response.write(CSV_HEADER)
     for start in range(0, len(found), CSV_ROWS_PER_WRITE):
-        await response.write(b"".join(lines[i] for i in found[start : start + CSV_ROWS_PER_WRITE]))
+        await response.write(b"".join(map(record, found[start : start + CSV_ROWS_PER_WRITE])))
     await response.write_eof()
     return response

@@ -1,0 +1,64 @@
+"""The presence index on disk: the bytes of a ``Presence``, and a ``Presence`` from them."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import msgspec
+from pyroaring import BitMap
+
+from ..models import Base
+from .presence import Presence
+
+FORMAT = 1
+
+
+class _File(Base, frozen=True, array_like=True):
+    format: int
+    low: int  # slot of the oldest crawl
+    timestamps: list[int]
+    addresses: list[str]
+    bitmaps: list[bytes]  # serialized, in the order of ``addresses``
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(_File)
+
+
+async def encoded_presence(presence: Presence) -> bytes:
+    """``encode_presence`` between two changes, never during one."""
+    async with presence.lock:
+        return encode_presence(presence)
+
+
+def encode_presence(presence: Presence) -> bytes:
+    """The index file's bytes; a few milliseconds, so it is made on the loop. Bitmaps are
+    turned into runs here, after each change: a run then stays a run as crawls are added
+    (8 bytes, where a plain array takes 2 per crawl)."""
+    low, timestamps, bits = presence.parts()
+    bitmaps = []
+    for bitmap in bits.values():
+        bitmap.run_optimize()
+        bitmaps.append(bitmap.serialize())
+    return _encoder.encode(_File(FORMAT, low, timestamps, list(bits), bitmaps))
+
+
+def decode_presence(data: bytes) -> Presence:
+    """An index file's bytes; ValueError if they do not make a consistent index."""
+    try:
+        saved = _decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ValueError(str(exc)) from None
+    stamps = saved.timestamps
+    if saved.format != FORMAT or len(saved.addresses) != len(saved.bitmaps):
+        raise ValueError("not a presence index of this version")
+    if any(a >= b for a, b in pairwise(stamps)):
+        raise ValueError("crawls out of order")
+    slots = range(saved.low, saved.low + len(stamps))
+    bits: dict[str, BitMap] = {}
+    for address, serialized in zip(saved.addresses, saved.bitmaps, strict=True):
+        bitmap = BitMap.deserialize(serialized)
+        if not bitmap or bitmap.min() not in slots or bitmap.max() not in slots:
+            raise ValueError(f"the bitmap of {address} is out of range")
+        bits[address] = bitmap
+    return Presence.restored(saved.low, stamps, bits)
