@@ -8,11 +8,13 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import msgspec
 from aiohttp import web
 
 from .crawl.decode import Rules
+from .live.archive import Archive, ArchivedSnapshot, load_archived
 from .live.bodies import represent
 from .live.loader import LoaderProcess
 from .live.refresher import Refresher
@@ -31,6 +33,7 @@ from .web.events import Broadcaster
 from .web.network import Network
 from .web.openapi import build_openapi
 from .web.presence import Presences
+from .web.v1 import V1
 
 log = logging.getLogger(__name__)
 
@@ -70,13 +73,14 @@ def create_app(settings: Settings) -> web.Application:
     )
     loader = LoaderProcess()
     state_dir, data_dir = settings.resolved_state_dir, settings.data_dir
+    rules = Rules(settings.max_file_size, settings.allow_empty_crawls)
     refresher = Refresher(
         state,
         HistoryStore.for_data_dir(state_dir, data_dir),
         PresenceStore.for_data_dir(state_dir, data_dir),
         loader,
         data_dir=settings.data_dir,
-        rules=Rules(settings.max_file_size, settings.allow_empty_crawls),
+        rules=rules,
         max_clock_skew=settings.max_clock_skew,
     )
     watcher = Watcher(
@@ -103,7 +107,12 @@ def create_app(settings: Settings) -> web.Application:
     health = Health(state, watcher, refresher.saver)
     network = Network(state, api.until_next_crawl)
     presences = Presences(state)
-    table = route_table(api, network, presences, events, Dashboard(), health, metrics)
+
+    async def load_older(path: Path, timestamp: int) -> ArchivedSnapshot:
+        return await loader.run(load_archived, path, timestamp, rules)
+
+    v1 = V1(state, Archive(data_dir, load_older), api.until_next_crawl)
+    table = route_table(api, network, presences, v1, events, Dashboard(), health, metrics)
     requests.label_routes(add_routes(app, table, cors))
     if cors is not None:
         app.on_response_prepare.append(cors.add_headers)

@@ -204,3 +204,42 @@ class BreakdownBody(Base, frozen=True):
     total_nodes: int
     by: str
     rows: list[BreakdownRow]
+
+
+class V1SnapshotRef(Base, frozen=True):
+    """bitnodes API v1: one crawl in the list of snapshots."""
+
+    url: str
+    timestamp: int
+    total_nodes: int
+    latest_height: int | None  # null for a point restored from an index without heights
+
+
+class V1SnapshotList(Base, frozen=True):
+    count: int
+    next: str | None  # absolute URLs of the pages around this one
+    previous: str | None
+    results: list[V1SnapshotRef]
+
+
+class V1NodeStatus(Base, frozen=True):
+    """bitnodes API v1 node status, with crawldash's presence of the address."""
+
+    address: str  # the host, IPv6 without brackets
+    port: int
+    status: str  # "UP" in the latest crawl, else "DOWN"
+    data: NodeRow | None  # the 13 fields; null when DOWN
+    presence: PresenceBody
+
+
+class V1NodeItem(Base, frozen=True):
+    address: str  # host:port, as the snapshot's keys
+    data: NodeRow
+
+
+class V1NodeList(Base, frozen=True):
+    timestamp: int
+    count: int
+    next: str | None
+    previous: str | None
+    results: list[V1NodeItem]

@@ -15,6 +15,7 @@ from .web.errors import not_allowed, not_found
 from .web.events import Broadcaster
 from .web.network import Network
 from .web.presence import Presences
+from .web.v1 import V1
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -23,6 +24,7 @@ def route_table(
     api: Api,
     network: Network,
     presences: Presences,
+    v1: V1,
     events: Broadcaster,
     dashboard: Dashboard,
     health: Health,
@@ -38,6 +40,10 @@ def route_table(
         "/api/nodes": network.nodes,
         "/api/presence": presences.presence,
         "/api/changes": presences.changes,
+        "/api/v1/snapshots/": v1.snapshots,
+        "/api/v1/snapshots/{timestamp}/": v1.snapshot,
+        "/api/v1/nodes/": v1.nodes,
+        "/api/v1/nodes/{node}/": v1.node,
         "/api/openapi.json": api.openapi,
         "/api/events": events.stream,
         "/": dashboard.index,

@@ -94,3 +94,13 @@ async def test_demo_command_writes_a_folder_that_serves_a_week(aiohttp_client, t
     status = await (await client.get("/api/status")).json()
     assert status["state"] == "running"
     assert status["stale"] is False
+    listed = await (await client.get("/api/v1/snapshots/?limit=100")).json()
+    assert listed["count"] == 5  # the files kept; the pruned crawls are history points only
+    oldest = listed["results"][-1]
+    older = await (await client.get(f"/api/v1/snapshots/{oldest['timestamp']}/")).json()
+    assert older["total_nodes"] == oldest["total_nodes"] == len(older["nodes"])
+    address = next(iter(snapshot["nodes"]))
+    host, _, port = address.rpartition(":")
+    node = await (await client.get(f"/api/v1/nodes/{host.strip('[]')}-{port}/")).json()
+    assert node["status"] == "UP"
+    assert node["data"] == snapshot["nodes"][address]

@@ -36,6 +36,16 @@ async def test_sample_data_folder_is_served(aiohttp_client, tmp_path: Path):
     assert sum(row["nodes"] for row in networks["rows"]) == 7
     nodes = await (await client.get("/api/nodes?q=leaseweb")).json()
     assert [n["address"] for n in nodes["results"]] == ["[2a00:f440:0:3001::162]:8333"]
+    listed = await (await client.get("/api/v1/snapshots/")).json()
+    assert [(s["timestamp"], s["total_nodes"]) for s in listed["results"]] == [
+        (1_700_000_600, 7),
+        (1_700_000_000, 6),
+    ]
+    older = await (await client.get("/api/v1/snapshots/1700000000/")).json()
+    assert older["total_nodes"] == len(older["nodes"]) == 6
+    node = await (await client.get("/api/v1/nodes/2a00:f440:0:3001::162-8333/")).json()
+    assert node["status"] == "UP"
+    assert node["data"][12] == "LeaseWeb Netherlands B.V."
 
 
 async def test_write_atomically_example_writes_a_servable_folder(aiohttp_client, tmp_path: Path):

@@ -4,14 +4,17 @@ about the same peers again and again."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
-from ..models import Base, PresenceBody
+from ..models import Base, Node, NodeRow, PresenceBody
 from .prepared import PreparedSnapshot
 from .presence import Presence
 
 MAX_BODIES = 4096  # answers kept; past that the cache starts again
 _encoder = msgspec.json.Encoder()
+_node_decoder = msgspec.json.Decoder(Node)
 
 
 class _CheckAnswer(Base, frozen=True):
@@ -24,6 +27,21 @@ class _CheckAnswer(Base, frozen=True):
     presence: PresenceBody
 
 
+class _V1Status(Base, frozen=True):
+    """Encodes ``models.V1NodeStatus`` with the row already encoded."""
+
+    address: str
+    port: int
+    status: str
+    data: msgspec.Raw | None
+    presence: PresenceBody
+
+
+def node_row(named: bytes) -> bytes:
+    """A node's JSON object as ``/api/check`` shows it, as the 13-field row of API v1."""
+    return _encoder.encode(NodeRow(*msgspec.structs.astuple(_node_decoder.decode(named))))
+
+
 class CheckAnswers:
     """The check answer and the presence object of each address asked about."""
 
@@ -32,6 +50,7 @@ class CheckAnswers:
         self._checks: dict[str, bytes] = {}
         self._presences: dict[str, bytes] = {}
         self._runs: dict[tuple[str, int], bytes] = {}
+        self._v1: dict[str, bytes] = {}
         self._made_for: tuple[str, int] | None = None  # snapshot ETag, presence version
 
     def check(self, served: PreparedSnapshot, address: str) -> bytes:
@@ -45,6 +64,23 @@ class CheckAnswers:
                 address, node is not None, served.timestamp, raw, self.presence_of(address)
             )
             body = self._checks[address] = _encoder.encode(answer)
+        return body
+
+    def v1_status(self, served: PreparedSnapshot, address: str) -> bytes:
+        """The API v1 node status of a canonical address, with its presence."""
+        self._still_for(served.representations["identity"].etag)
+        body = self._v1.get(address)
+        if body is None:
+            node = served.nodes.get(address)
+            host, _, port = address.rpartition(":")
+            answer = _V1Status(
+                host.strip("[]"),
+                int(port),
+                "DOWN" if node is None else "UP",
+                None if node is None else msgspec.Raw(node_row(node)),
+                self.presence_of(address),
+            )
+            body = self._v1[address] = _encoder.encode(answer)
         return body
 
     def presence_body(self, address: str) -> bytes:
@@ -71,9 +107,14 @@ class CheckAnswers:
     def _still_for(self, etag: str) -> None:
         """Forget every answer when the snapshot or the presence changed, or too many."""
         key = (etag, self.presence.version)
-        full = len(self._checks) + len(self._presences) + len(self._runs) >= MAX_BODIES
+        answers: tuple[dict[Any, bytes], ...] = (
+            self._checks,
+            self._presences,
+            self._runs,
+            self._v1,
+        )
+        full = sum(map(len, answers)) >= MAX_BODIES
         if key != self._made_for or full:
-            self._checks.clear()
-            self._presences.clear()
-            self._runs.clear()
+            for kept in answers:
+                kept.clear()
             self._made_for = key

@@ -50,6 +50,7 @@ class History:
         self._bodies: dict[tuple[int, bool, str], Representation] = {}  # compressed
         self._slices: dict[tuple[int, bool], Representation] = {}  # uncompressed
         self._changed_at = time.time()
+        self.changes = 0  # counts the changes, so that answers built from it can tell
         self._median_interval: int | None = None
 
     def __len__(self) -> int:
@@ -85,6 +86,7 @@ class History:
         self._bodies.clear()
         self._slices.clear()
         self._changed_at = time.time()
+        self.changes += 1
         self._median_interval = None
         return True
 

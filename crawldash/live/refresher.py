@@ -107,6 +107,7 @@ class Refresher:
             listing = await asyncio.to_thread(list_data_dir, self.data_dir, self._listing, changed)
             self._listing = listing
             self.state.crawl_files = listing.newest_first
+            self.state.crawl_versions = listing.snapshots
             self.rejected.begin_refresh(listing.names)
             if self.counting.update(listing, self._present(listing, listing.changed)):
                 self.state.history_complete = False  # until the new crawls have points

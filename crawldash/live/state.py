@@ -6,10 +6,11 @@ No aiohttp here: handlers ask this module for bytes and wrap them in responses.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
+from ..crawl.files import FileVersion
 from ..models import CrawlerStatus, StatusBody
 from .bodies import Representation, represent
 from .changes import Changes
@@ -43,6 +44,7 @@ class State:
         self.checks = CheckAnswers(self.presence)
         self.changes = Changes(self.presence)
         self.crawl_files: list[int] = []  # timestamps of the crawl files present, newest first
+        self.crawl_versions: Mapping[int, tuple[str, FileVersion]] = {}  # their names, versions
         self.stale_after = stale_after  # None: three times the median crawl interval
         self.stuck_after = stuck_after
         self._clock = clock

@@ -19,9 +19,13 @@ from ..models import (
     Node,
     PresenceRun,
     StatusBody,
+    V1NodeList,
+    V1NodeStatus,
+    V1SnapshotList,
 )
 from .network_schema import network_operations
 from .presence_schema import presence_operations
+from .v1_schema import v1_operations
 
 REF = "#/components/schemas/{name}"
 ERRORS = {
@@ -152,9 +156,13 @@ def build_openapi() -> dict[str, Any]:
         Node,
         PresenceRun,
         ChangesBody,
+        V1SnapshotList,
+        V1NodeStatus,
+        V1NodeList,
     ]
     schemas, components = msgspec.json.schema_components(types, ref_template=REF)
-    snapshot, status, point, network_point, check, _, breakdown, node, run, changes = schemas
+    snapshot, status, point, network_point, check, _, breakdown, node, run, changes = schemas[:10]
+    v1_list, v1_status, v1_nodes = schemas[10:]
     history = {"type": "array", "items": {"anyOf": [point, network_point]}}
     limit = {
         "name": "limit",
@@ -216,6 +224,7 @@ def build_openapi() -> dict[str, Any]:
         ),
         **network_operations(breakdown, node, _json, _errors),
         **presence_operations(run, changes, address, limit, _json, _errors),
+        **v1_operations(v1_list, snapshot, v1_status, v1_nodes, _json, _errors),
         **operations_beside_the_api(),
     }
     return {

@@ -85,7 +85,7 @@ def presence_query(raw_query: str, capacity: int) -> tuple[str, int]:
 @lru_cache(maxsize=1024)
 def changes_query(raw_query: str) -> int | None:
     """``since`` of ``/api/changes``, a unix time, or None for the crawl before the latest."""
-    since = _one(parse_query(raw_query), "since")
+    since = one_value(parse_query(raw_query), "since")
     if since is None:
         return None
     if not _WHOLE_NUMBER.fullmatch(since) or len(since) > 12:
@@ -111,7 +111,7 @@ def _address(query: dict[str, list[str]]) -> str:
         raise ApiError(400, "invalid_address", str(exc)) from None
 
 
-def _one(query: dict[str, list[str]], name: str) -> str | None:
+def one_value(query: dict[str, list[str]], name: str) -> str | None:
     """The one value of a parameter, or None; 400 ``invalid_<name>`` if given twice."""
     values = query.get(name, [])
     if len(values) > 1:
@@ -119,8 +119,8 @@ def _one(query: dict[str, list[str]], name: str) -> str | None:
     return values[0] if values else None
 
 
-def _bounded(query: dict[str, list[str]], name: str, default: int, high: int) -> int:
-    text = _one(query, name)
+def bounded(query: dict[str, list[str]], name: str, default: int, high: int) -> int:
+    text = one_value(query, name)
     number = default if text is None else whole_number(text)
     if number is None or number > high:
         raise ApiError(400, f"invalid_{name}", f"{name} must be a whole number from 1 to {high}")
@@ -131,13 +131,13 @@ def _bounded(query: dict[str, list[str]], name: str, default: int, high: int) ->
 def breakdown_query(raw_query: str) -> tuple[str, int]:
     """``by`` and ``limit`` of ``/api/breakdown``."""
     query = parse_query(raw_query)
-    by = _one(query, "by")
+    by = one_value(query, "by")
     if by not in BY:
         raise ApiError(400, "invalid_by", f"by must be one of {', '.join(BY)}")
-    return by, _bounded(query, "limit", DEFAULT_ROWS, MAX_ROWS)
+    return by, bounded(query, "limit", DEFAULT_ROWS, MAX_ROWS)
 
 
-_COUNTRY = re.compile(r"[A-Za-z]{2}")
+COUNTRY = re.compile(r"[A-Za-z]{2}")
 _ASN = re.compile(r"(?:AS)?([0-9]{1,10})", re.IGNORECASE)
 NODE_FORMATS = ("json", "csv", "addresses")
 MAX_NODES_PAGE = 1000
@@ -158,29 +158,29 @@ class NodesQuery:
 def nodes_query(raw_query: str) -> NodesQuery:
     """The filters, order, page and format of ``/api/nodes``; 400 naming a bad one."""
     query = parse_query(raw_query)
-    network = _one(query, "network")
+    network = one_value(query, "network")
     if network is not None and network not in NETWORKS:
         raise ApiError(400, "invalid_network", f"network must be one of {', '.join(NETWORKS)}")
-    country = _one(query, "country")
-    if country is not None and not _COUNTRY.fullmatch(country):
+    country = one_value(query, "country")
+    if country is not None and not COUNTRY.fullmatch(country):
         raise ApiError(400, "invalid_country", "country must be a two-letter code, e.g. DE")
-    asn = _one(query, "asn")
+    asn = one_value(query, "asn")
     asn_match = _ASN.fullmatch(asn) if asn is not None else None
     if asn is not None and asn_match is None:
         raise ApiError(400, "invalid_asn", "asn must be AS followed by a number, e.g. AS3320")
-    version = _one(query, "version")
+    version = one_value(query, "version")
     if version is not None and whole_number(version) is None:
         raise ApiError(400, "invalid_version", "version must be a protocol version, e.g. 70016")
-    services = _one(query, "services")
+    services = one_value(query, "services")
     if services is not None and services.upper() not in SERVICE_NAMES:
         names = ", ".join(SERVICE_NAMES)
         raise ApiError(400, "invalid_services", f"services must be one of {names}")
-    sort = _one(query, "sort")
+    sort = one_value(query, "sort")
     sort = "address" if sort is None else sort
     if sort.removeprefix("-") not in SORTS:
         choices = ", ".join(SORTS)
         raise ApiError(400, "invalid_sort", f"sort must be one of {choices}, or - before one")
-    form = _one(query, "format")
+    form = one_value(query, "format")
     form = "json" if form is None else form
     if form not in NODE_FORMATS:
         raise ApiError(400, "invalid_format", f"format must be one of {', '.join(NODE_FORMATS)}")
@@ -188,18 +188,18 @@ def nodes_query(raw_query: str) -> NodesQuery:
         network=network,
         country=country.upper() if country else None,
         asn=f"AS{asn_match.group(1)}" if asn_match else None,
-        user_agent=_text(query, "user_agent"),
+        user_agent=text_value(query, "user_agent"),
         version=int(version) if version is not None else None,
         services=1 << SERVICE_NAMES[services.upper()] if services is not None else None,
-        q=_text(query, "q"),
+        q=text_value(query, "q"),
     )
-    page = _bounded(query, "page", 1, 10**9)
-    limit = _bounded(query, "limit", 100, MAX_NODES_PAGE)
+    page = bounded(query, "page", 1, 10**9)
+    limit = bounded(query, "limit", 100, MAX_NODES_PAGE)
     return NodesQuery(wanted, sort.removeprefix("-"), sort.startswith("-"), page, limit, form)
 
 
-def _text(query: dict[str, list[str]], name: str) -> str | None:
-    text = _one(query, name)
+def text_value(query: dict[str, list[str]], name: str) -> str | None:
+    text = one_value(query, name)
     if text is not None and len(text) > MAX_TEXT:
         raise ApiError(400, f"invalid_{name}", f"{name} is longer than {MAX_TEXT} characters")
     return text.lower() if text else None

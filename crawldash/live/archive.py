@@ -1,0 +1,134 @@
+"""Older crawls, served whole as bitnodes API v1 snapshots: each one decoded and encoded on
+its first request, in the loader process, then kept in a small cache.
+
+A crawl never changes once written, so an entry stays good while its file's version (size
+and modification time, as the latest listing of the folder saw them) is the one it was made
+from; a file rewritten is made again, a file gone is forgotten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from ..crawl.decode import Rules, Snapshot, decode_snapshot
+from ..crawl.files import FileVersion, LoadError, read_file
+from ..models import ApiSnapshot, Base
+from .bodies import Representation, compressed, represent
+
+log = logging.getLogger(__name__)
+ARCHIVE_SIZE = 4  # older crawls kept; a 15,000-node crawl takes about 5 MB in all codings
+FIELDS = ("coordinates", "user_agents")  # the summary forms of ?field=
+_encoder = msgspec.json.Encoder()
+
+
+class _Coordinates(Base, frozen=True):
+    timestamp: int
+    total_nodes: int
+    latest_height: int
+    coordinates: list[tuple[float, float]]
+
+
+class _UserAgents(Base, frozen=True):
+    timestamp: int
+    total_nodes: int
+    latest_height: int
+    user_agents: list[str]
+
+
+@dataclass(frozen=True)
+class ArchivedSnapshot:
+    """One crawl in every v1 form (the whole snapshot, and each ``field``), each in every
+    content coding, and the file version it was made from."""
+
+    version: FileVersion
+    forms: dict[str | None, dict[str, Representation]]  # by field (None: whole) and coding
+
+
+def summaries(snapshot: Snapshot, modified: float) -> dict[str | None, dict[str, Representation]]:
+    """The ``?field=`` forms of a crawl: its unique coordinates and unique user agents,
+    sorted, after the crawl's timestamp, node count and height."""
+    head = (snapshot.timestamp, len(snapshot.nodes), snapshot.latest_height)
+    nodes = snapshot.nodes.values()
+    coordinates = sorted({(node.latitude, node.longitude) for node in nodes})
+    agents = sorted({node.user_agent for node in nodes if node.user_agent is not None})
+    return {
+        "coordinates": compressed(
+            represent(_encoder.encode(_Coordinates(*head, coordinates)), modified)
+        ),
+        "user_agents": compressed(represent(_encoder.encode(_UserAgents(*head, agents)), modified)),
+    }
+
+
+def load_archived(path: Path, timestamp: int, rules: Rules) -> ArchivedSnapshot:
+    """Read, decode and encode a crawl file in every form: what the loader process runs."""
+    data, version = read_file(path, rules.max_file_size)
+    snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
+    modified = version.mtime_ns / 1e9
+    api = ApiSnapshot(timestamp, len(snapshot.nodes), snapshot.latest_height, snapshot.nodes)
+    whole = compressed(represent(_encoder.encode(api), modified))
+    return ArchivedSnapshot(version, {None: whole, **summaries(snapshot, modified)})
+
+
+Load = Callable[[Path, int], Awaitable[ArchivedSnapshot]]
+
+
+class Archive:
+    """The older crawls asked for, ``ARCHIVE_SIZE`` at most, least recently used dropped.
+
+    ``load`` runs ``load_archived`` in the loader process; one load at a time, and
+    concurrent requests for one crawl share its load.
+    """
+
+    def __init__(self, data_dir: Path, load: Load, size: int = ARCHIVE_SIZE) -> None:
+        self.data_dir, self.load, self.size = data_dir, load, size
+        self._kept: OrderedDict[int, ArchivedSnapshot] = OrderedDict()
+        self._loading: dict[int, asyncio.Future[ArchivedSnapshot]] = {}
+        self._one_at_a_time = asyncio.Lock()
+        self._reported: set[tuple[int, FileVersion]] = set()  # unusable files, logged once
+
+    async def get(
+        self, timestamp: int, files: Mapping[int, tuple[str, FileVersion]]
+    ) -> ArchivedSnapshot | None:
+        """The crawl of ``timestamp`` if its file is in ``files`` (the latest listing) and
+        usable; None if not, the reason logged once per version of the file."""
+        listed = files.get(timestamp)
+        if listed is None:
+            self._kept.pop(timestamp, None)
+            return None
+        name, version = listed
+        kept = self._kept.get(timestamp)
+        if kept is not None and kept.version == version:
+            self._kept.move_to_end(timestamp)
+            return kept
+        if (timestamp, version) in self._reported:
+            return None
+        loading = self._loading.get(timestamp)
+        if loading is None:
+            loading = asyncio.ensure_future(self._load(timestamp, name))
+            self._loading[timestamp] = loading
+            loading.add_done_callback(lambda _: self._loading.pop(timestamp, None))
+        try:
+            return await asyncio.shield(loading)
+        except LoadError as exc:
+            if (timestamp, version) not in self._reported:
+                self._reported.add((timestamp, version))
+                log.warning(
+                    "crawl %s (%s) cannot be served from the archive: %s", timestamp, name, exc
+                )
+            return None
+
+    async def _load(self, timestamp: int, name: str) -> ArchivedSnapshot:
+        async with self._one_at_a_time:
+            archived = await self.load(self.data_dir / name, timestamp)
+        self._kept[timestamp] = archived
+        self._kept.move_to_end(timestamp)
+        while len(self._kept) > self.size:
+            self._kept.popitem(last=False)
+        return archived

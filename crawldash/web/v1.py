@@ -1,0 +1,155 @@
+"""The bitnodes.io API v1 routes that a crawler's own files can answer, in its shapes, so
+that a client written for bitnodes.io changes only its base URL (the README's "bitnodes.io
+API v1" lists what is served and what is not)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+from aiohttp import web
+
+from ..live.archive import Archive
+from ..live.checks import node_row
+from ..live.prepared import PreparedSnapshot
+from ..live.state import State
+from ..models import V1SnapshotList, V1SnapshotRef
+from .api import coding_for
+from .errors import ApiError, no_snapshot
+from .responses import plain, respond
+from .v1_queries import (
+    Page,
+    field_query,
+    node_address,
+    nodes_page_query,
+    snapshot_timestamp,
+    snapshots_query,
+)
+
+IMMUTABLE = "public, max-age=31536000, immutable"  # a crawl never changes once written
+MAX_PAGES_KEPT = 256
+_encoder = msgspec.json.Encoder()
+
+
+class V1:
+    """``/api/v1/snapshots/``, ``/api/v1/snapshots/<timestamp>/``, ``/api/v1/nodes/`` and
+    ``/api/v1/nodes/<address>-<port>/``."""
+
+    def __init__(self, state: State, archive: Archive, cache_control: Callable[[], str]) -> None:
+        self.state, self.archive = state, archive
+        self.cache_control = cache_control  # Cache-Control for data of the latest crawl
+        self._pages: dict[tuple[object, ...], bytes] = {}  # list pages, until a change
+        self._pages_for: tuple[object, int, str] | None = None  # files, history, snapshot
+
+    async def snapshots(self, request: web.Request) -> web.Response:
+        page = snapshots_query(request.rel_url.raw_query_string)
+        history = self.state.history
+        key = ("snapshots", page, _base(request))
+        body = self._page(key)
+        if body is None:
+            counted = [t for t in self.state.crawl_files if history.holds(t)]
+            refs = []
+            for timestamp in counted[page.start : page.start + page.limit]:
+                entry = history.get(timestamp)
+                assert entry is not None
+                url = f"{_base(request)}/api/v1/snapshots/{timestamp}/"
+                refs.append(V1SnapshotRef(url, timestamp, entry.reachable, entry.height))
+            next_, previous = _links(request, page, len(counted))
+            body = self._keep(
+                key, _encoder.encode(V1SnapshotList(len(counted), next_, previous, refs))
+            )
+        return plain(body)
+
+    async def snapshot(self, request: web.Request) -> web.Response:
+        timestamp = snapshot_timestamp(request.match_info["timestamp"])
+        field = field_query(request.rel_url.raw_query_string)
+        served = self.state.snapshot
+        latest = served is not None and timestamp in (None, served.timestamp)
+        if timestamp is None and served is None:
+            raise no_snapshot()
+        if latest and field is None:
+            assert served is not None
+            body = served.representations[coding_for(request)]
+            return respond(request, body, self.cache_control(), vary=True)
+        wanted = served.timestamp if latest and served is not None else timestamp
+        assert wanted is not None
+        archived = await self.archive.get(wanted, self.state.crawl_versions)
+        if archived is None:
+            raise ApiError(
+                404,
+                "snapshot_not_found",
+                f"no usable crawl file for {wanted} is in the data folder; "
+                "/api/v1/snapshots/ lists those that are",
+            )
+        body = archived.forms[field][coding_for(request)]
+        return respond(request, body, self.cache_control() if latest else IMMUTABLE, vary=True)
+
+    async def node(self, request: web.Request) -> web.Response:
+        address = node_address(request.match_info["node"])
+        return plain(self.state.checks.v1_status(self._served(), address))
+
+    async def nodes(self, request: web.Request) -> web.Response:
+        wanted, page = nodes_page_query(request.rel_url.raw_query_string)
+        served = self._served()
+        key = ("nodes", wanted, page, _base(request))
+        body = self._page(key)
+        if body is None:
+            found = served.catalog.matching(wanted)
+            addresses, nodes = served.catalog.addresses, served.nodes
+            results = b",".join(
+                b'{"address":"%s","data":%s}' % (addresses[i].encode(), node_row(nodes.at(i)))
+                for i in found[page.start : page.start + page.limit]
+            )
+            next_, previous = (_json_link(link) for link in _links(request, page, len(found)))
+            body = self._keep(
+                key,
+                b'{"timestamp":%d,"count":%d,"next":%s,"previous":%s,"results":[%s]}'
+                % (served.timestamp, len(found), next_, previous, results),
+            )
+        return plain(body)
+
+    def _served(self) -> PreparedSnapshot:
+        served = self.state.snapshot
+        if served is None:
+            raise no_snapshot()
+        return served
+
+    def _page(self, key: tuple[object, ...]) -> bytes | None:
+        """A list page made before, unless the files, the history or the crawl changed."""
+        served = self.state.snapshot
+        made_for = (
+            self.state.crawl_files,
+            self.state.history.changes,
+            served.representations["identity"].etag if served is not None else "",
+        )
+        previous = self._pages_for
+        if previous is None or previous[0] is not made_for[0] or previous[1:] != made_for[1:]:
+            self._pages.clear()
+            self._pages_for = made_for
+        return self._pages.get(key)
+
+    def _keep(self, key: tuple[object, ...], body: bytes) -> bytes:
+        if len(self._pages) >= MAX_PAGES_KEPT:
+            self._pages.clear()
+        self._pages[key] = body
+        return body
+
+
+def _base(request: web.Request) -> str:
+    """The scheme, host and port the request was made to, for absolute links."""
+    return str(request.url.origin())
+
+
+def _links(request: web.Request, page: Page, count: int) -> tuple[str | None, str | None]:
+    """The URLs of the next and previous pages, None where there is none."""
+    after = page.start + page.limit < count
+    before = page.page > 1 and page.start - page.limit < count
+
+    def link(number: int) -> str:
+        return str(request.url.update_query(page=str(number)))
+
+    return (link(page.page + 1) if after else None, link(page.page - 1) if before else None)
+
+
+def _json_link(link: str | None) -> bytes:
+    return b"null" if link is None else _encoder.encode(link)

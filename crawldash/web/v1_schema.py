@@ -1,0 +1,136 @@
+"""The OpenAPI operations of the bitnodes.io API v1 routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..live.archive import FIELDS
+from .network_schema import Errors, Json
+from .v1_queries import MAX_PAGE, V1_DEFAULT_LIMIT, V1_MAX_LIMIT
+
+
+def _query(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": schema,
+    }
+
+
+def _path(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "description": description,
+        "schema": schema,
+    }
+
+
+PAGE = _query(
+    "page",
+    "The page, from 1. Anything else is 400 invalid_page.",
+    {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
+)
+LIMIT = _query(
+    "limit",
+    f"Rows per page, 1 to {V1_MAX_LIMIT}. Anything else is 400 invalid_limit.",
+    {"type": "integer", "minimum": 1, "maximum": V1_MAX_LIMIT, "default": V1_DEFAULT_LIMIT},
+)
+FIELD = _query(
+    "field",
+    "coordinates: the crawl's unique [latitude, longitude] pairs; user_agents: its unique "
+    "user agents; both sorted, after timestamp, total_nodes and latest_height. Anything "
+    "else is 400 invalid_field.",
+    {"type": "string", "enum": list(FIELDS)},
+)
+
+
+def v1_operations(
+    list_of: dict[str, Any],
+    snapshot: dict[str, Any],
+    status: dict[str, Any],
+    node_list: dict[str, Any],
+    json: Json,
+    errors: Errors,
+) -> dict[str, Any]:
+    """The four routes, from the schemas of their bodies."""
+    timestamp = _path(
+        "timestamp",
+        "A crawl's unix time, as listed by /api/v1/snapshots/, or latest.",
+        {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "enum": ["latest"]}]},
+    )
+    node = _path(
+        "node",
+        "ADDRESS-PORT, bitnodes.io's form: the port after the last -, IPv6 without brackets "
+        "(or with), e.g. 203.0.113.5-8333 or 2001:db8::1-8333. Else 400 invalid_address.",
+        {"type": "string", "minLength": 3},
+    )
+    summary = {"type": "object", "required": ["timestamp", "total_nodes", "latest_height"]}
+    not_found = "`snapshot_not_found`: no usable crawl file of that time is in the data folder."
+    return {
+        "/api/v1/snapshots/": {
+            "get": {
+                "summary": "bitnodes API v1: the crawls whose files are in the data folder "
+                "and that have been counted, newest first; next and previous are absolute URLs.",
+                "parameters": [PAGE, LIMIT],
+                "responses": {
+                    "200": json(list_of, "One page of the list."),
+                    **errors(400, e400="`invalid_page` or `invalid_limit`."),
+                },
+            }
+        },
+        "/api/v1/snapshots/{timestamp}/": {
+            "get": {
+                "summary": "bitnodes API v1: one crawl. latest is the same bytes as "
+                "/api/snapshot; an older crawl is sent with Cache-Control immutable.",
+                "parameters": [timestamp, FIELD],
+                "responses": {
+                    "200": json({"anyOf": [snapshot, summary]}, "The crawl, or its summary."),
+                    **errors(400, 404, 406, 503, e400="`invalid_field`.", e404=not_found),
+                },
+            }
+        },
+        "/api/v1/nodes/": {
+            "get": {
+                "summary": "bitnodes API v1: the reachable nodes of the latest crawl, by "
+                "address; country filters by code, q by a substring of address, user agent, "
+                "hostname or organisation (any case).",
+                "parameters": [
+                    PAGE,
+                    LIMIT,
+                    _query(
+                        "country",
+                        "A two-letter country code.",
+                        {"type": "string", "pattern": "^[A-Za-z]{2}$"},
+                    ),
+                    _query(
+                        "q",
+                        "Text to look for, up to 200 characters.",
+                        {"type": "string", "maxLength": 200},
+                    ),
+                ],
+                "responses": {
+                    "200": json(node_list, "One page of the nodes."),
+                    **errors(
+                        400,
+                        503,
+                        e400="`invalid_page`, `invalid_limit`, `invalid_country` or `invalid_q`.",
+                    ),
+                },
+            }
+        },
+        "/api/v1/nodes/{node}/": {
+            "get": {
+                "summary": "bitnodes API v1 node status: UP with the 13 fields when the node "
+                "is in the latest crawl, else DOWN with data null; and its presence.",
+                "parameters": [node],
+                "responses": {
+                    "200": json(status, "The node's status."),
+                    **errors(400, 503, e400="`invalid_address`."),
+                },
+            }
+        },
+    }
