@@ -17,7 +17,7 @@ WRITTEN_LATER = 40  # crawls the run writes one interval apart after the newest:
 
 
 def make(root: Path) -> dict[str, Path]:
-    """data15k/: 8,639 small older crawls + one 15,000-node newest crawl; data100k/: one
+    """data15k/: 8,638 small older crawls + the two newest of 15,000 nodes; data100k/: one
     100,000-node crawl; static/: the 15,000-node snapshot as nginx would serve it."""
     # The newest crawl is WRITTEN_LATER intervals old, so that the crawls the run writes
     # after it are not from the future (crawldash rejects those).
@@ -26,11 +26,11 @@ def make(root: Path) -> dict[str, Path]:
     for path in paths.values():  # fresh every run: the run itself writes new crawls
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
-    small = generate_crawls(nodes=SMALL_NODES, crawls=HISTORY_FILES - 1, end=end - INTERVAL)
+    small = generate_crawls(nodes=SMALL_NODES, crawls=HISTORY_FILES - 2, end=end - 2 * INTERVAL)
     for crawl in small:
         write(paths["data15k"] / f"{crawl.timestamp}.json", crawl.body(), crawl.timestamp)
-    big = next(iter(generate_crawls(nodes=15_000, crawls=1, end=end, seed=2)))
-    write(paths["data15k"] / f"{end}.json", big.body(), end)
+    for big in generate_crawls(nodes=15_000, crawls=2, end=end, seed=2):  # with their churn
+        write(paths["data15k"] / f"{big.timestamp}.json", big.body(), big.timestamp)
     (paths["data15k"] / "status.json").write_bytes(status_json(end=end))
     huge = next(iter(generate_crawls(nodes=100_000, crawls=1, end=end, seed=3)))
     write(paths["data100k"] / f"{end}.json", huge.body(), end)

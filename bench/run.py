@@ -101,6 +101,8 @@ def wait_history(base: str) -> float:
 
 
 def endpoints(hit: str, etag: str) -> list[tuple[str, str, dict[str, str]]]:
+    host, _, port = hit.rpartition(":")
+    node = f"{host.strip('[]')}-{port}"
     return [
         ("snapshot (identity)", "/api/snapshot", {"Accept-Encoding": "identity"}),
         ("snapshot (gzip)", "/api/snapshot", {"Accept-Encoding": "gzip"}),
@@ -112,10 +114,27 @@ def endpoints(hit: str, etag: str) -> list[tuple[str, str, dict[str, str]]]:
         ("304 revalidation", "/api/snapshot", {"If-None-Match": etag}),
         ("breakdown?by=country", "/api/breakdown?by=country", {}),
         ("nodes?country=DE&services=P2P_V2", "/api/nodes?country=DE&services=P2P_V2", {}),
+        ("presence?limit=144", f"/api/presence?address={hit}", {}),
+        ("changes", "/api/changes", {}),
+        ("v1 node status", f"/api/v1/nodes/{node}/", {}),
+        (
+            "v1 snapshots/latest/ (304 revalidation)",
+            "/api/v1/snapshots/latest/",
+            {"If-None-Match": etag},
+        ),
     ]
 
 
-ONLY_CRAWLDASH = ("304 revalidation", "history?limit=144 (gzip)", "breakdown?by=country")
+ONLY_CRAWLDASH = (
+    "304 revalidation",
+    "history?limit=144 (gzip)",
+    "breakdown?by=country",
+    "presence?limit=144",
+    "changes",
+    "v1 node status",
+    "v1 snapshots/latest/ (304 revalidation)",
+)
+ACCESS_LOGGED = ("status", "history?limit=144 (gzip)", "check hit", "check miss")
 
 
 def main() -> None:
@@ -158,10 +177,14 @@ def main() -> None:
                 results["ceiling"].setdefault(name, []).append(
                     wrk(ceiling, ceiling_pid, SECONDS, {})
                 )
-        results["ceiling"]["hello"] = [s for each in results["ceiling"].values() for s in each]
         extras["RSS, the same, after the request runs above (32 clients of the snapshot)"] = (
             f"{rss_mib(pid):.1f} MiB"
         )
+        older_snapshot(base, extras)
+        access_logged(paths, cells, ceiling, ceiling_pid, results)
+        results["ceiling"]["hello"] = [
+            s for name, each in results["ceiling"].items() if "access log" not in name for s in each
+        ]
     cells = endpoints(hit, '"none"')
     naive_port = free_port()
     naive = f"http://127.0.0.1:{naive_port}"
@@ -174,26 +197,102 @@ def main() -> None:
             for name, path, h in cells
             if name not in ONLY_CRAWLDASH and not name.startswith("nodes")
         }
-    results["nginx"] = nginx(paths["static"])
+    results["nginx"] = nginx(paths["static"], access_log=True)
+    results["nginx, access_log off"] = nginx(paths["static"], access_log=False)
     report(results)
     more(paths, extras)
+    presence_at_full_size()
     workers(paths, results)
     say()
     say(f"total time: {time.monotonic() - started:.0f} s")
     write_markdown()
 
 
-def nginx(static: Path) -> dict[str, list[Sample]]:
+def older_snapshot(base: str, extras: dict[str, str]) -> None:
+    """The crawl before the newest (15,000 nodes), through the v1 route: its first request
+    decodes it in the loader process; later ones are answered from the archive."""
+    listed = json.loads(get(base + "/api/v1/snapshots/?limit=2")[1])["results"]
+    url = listed[1]["url"]
+    gzip_ = {"Accept-Encoding": "gzip"}
+    started = time.monotonic()
+    get(url, gzip_)
+    first = time.monotonic() - started
+    cached = []
+    for _ in range(20):
+        started = time.monotonic()
+        get(url, gzip_)
+        cached.append(time.monotonic() - started)
+    extras[
+        "older 15,000-node snapshot via /api/v1/snapshots/<timestamp>/ (gzip): first request"
+    ] = f"{first * 1000:.0f} ms"
+    extras["the same, cached: median of 20 requests (one client)"] = (
+        f"{statistics.median(cached) * 1000:.2f} ms"
+    )
+
+
+def access_logged(
+    paths: dict[str, Path],
+    cells: list[tuple[str, str, dict[str, str]]],
+    ceiling: str,
+    ceiling_pid: int,
+    results: dict[str, dict[str, list[Sample]]],
+) -> None:
+    """crawldash with ``--access-log`` (its lines go to stderr, as under systemd to the
+    journal), paired run for run with the ceiling as the default rows are."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    state = ROOT / "state-access-log"
+    shutil.rmtree(state, ignore_errors=True)
+    shutil.copytree(ROOT / "state", state)
+    with server(
+        crawldash(paths["data15k"], port, state, "--access-log"), base + "/api/status"
+    ) as pid:
+        wait_history(base)
+        for name, path, h in cells:
+            if name not in ACCESS_LOGGED:
+                continue
+            label = f"{name}, access log on"
+            for _ in range(RUNS):
+                results["crawldash"].setdefault(label, []).append(wrk(base + path, pid, SECONDS, h))
+                results["ceiling"].setdefault(label, []).append(
+                    wrk(ceiling, ceiling_pid, SECONDS, {})
+                )
+
+
+def presence_at_full_size() -> None:
+    """``python -m bench.presence``: the presence store with 8,640 crawls of 15,000 nodes."""
+    size = ["864"] if QUICK else []  # a tenth of the crawls for a quick run
+    out = subprocess.run(
+        [PY, "-m", "bench.presence", *size],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=HERE.parent,
+    ).stdout
+    say()
+    say("## Presence at full size (`python -m bench.presence`, in its own process)")
+    say()
+    say("| measure | value |")
+    say("| --- | --- |")
+    for line in out.splitlines():
+        if line.startswith("| "):
+            say(line)
+
+
+def nginx(static: Path, access_log: bool) -> dict[str, list[Sample]]:
+    """nginx serving the snapshot file; ``access_log``: its default access log (combined
+    format, to a file), as installed; else ``access_log off``."""
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
     if not Path(binary).exists():
         say("nginx not installed: its column is n/a")
         return {}
     port = free_port()
     conf = ROOT / "nginx.conf"
+    log = f"access_log {ROOT}/nginx-access.log" if access_log else "access_log off"
     conf.write_text(
         f"worker_processes 1; daemon off; pid {ROOT}/nginx.pid; error_log {ROOT}/nginx.err;\n"
         "events { worker_connections 1024; }\n"
-        f"http {{ access_log off; default_type application/json; server {{ "
+        f"http {{ {log}; default_type application/json; server {{ "
         f"listen 127.0.0.1:{port}; root {static}; location / {{ gzip_static on; }} }} }}\n"
     )
     url = f"http://127.0.0.1:{port}/snapshot.json"
@@ -215,10 +314,14 @@ def report(results: dict[str, dict[str, list[Sample]]]) -> None:
     say("| endpoint | server | req/s | p50 ms | p99 ms | server CPU us/req | note |")
     say("| --- | --- | --- | --- | --- | --- | --- |")
     for name in results["crawldash"]:
-        for who in ("crawldash", "ceiling", "naive", "nginx"):
+        for who in ("crawldash", "ceiling", "naive", "nginx", "nginx, access_log off"):
             samples = results[who].get(name)
             if samples:
-                row(name, "aiohttp ceiling, alternate runs" if who == "ceiling" else who, samples)
+                label = {
+                    "ceiling": "aiohttp ceiling, alternate runs",
+                    "nginx": "nginx, default access log",
+                }
+                row(name, label.get(who, who), samples)
     row("fixed small body (all runs)", "aiohttp ceiling", ceiling)
     say()
     say(
@@ -226,13 +329,17 @@ def report(results: dict[str, dict[str, list[Sample]]]) -> None:
         "made alternately with it; p99 ratio is crawldash p99 / other p99)"
     )
     say()
-    say("| endpoint | crawldash/naive | crawldash/ceiling | p99 vs ceiling | crawldash/nginx |")
-    say("| --- | --- | --- | --- | --- |")
+    say(
+        "| endpoint | crawldash/naive | crawldash/ceiling | p99 vs ceiling "
+        "| crawldash/nginx (default access log) | crawldash/nginx (access_log off) |"
+    )
+    say("| --- | --- | --- | --- | --- | --- |")
     ours = results["crawldash"]
     for name, samples in ours.items():
         rps = median(samples, "rps")
         naive = results["naive"].get(name)
         nginx = results["nginx"].get(name)
+        nginx_off = results["nginx, access_log off"].get(name)
         paired = results["ceiling"].get(name)
         if paired:
             to_ceiling = statistics.median(
@@ -247,7 +354,8 @@ def report(results: dict[str, dict[str, list[Sample]]]) -> None:
         say(
             f"| {name} | {ratio(rps, naive and median(naive, 'rps'))} "
             f"| {to_ceiling:.2f} | {p99_to_ceiling:.2f} "
-            f"| {ratio(rps, nginx and median(nginx, 'rps'))} |"
+            f"| {ratio(rps, nginx and median(nginx, 'rps'))} "
+            f"| {ratio(rps, nginx_off and median(nginx_off, 'rps'))} |"
         )
 
 
@@ -406,9 +514,16 @@ def write_markdown() -> None:
         f"- machine: {os.cpu_count()} cores, {cpu}, Linux {platform.release()}",
         f"- Python {platform.python_version()}, aiohttp {aiohttp.__version__}",
         f"- command: `make bench` (BENCH_RUNS={RUNS}, BENCH_SECONDS={SECONDS})",
-        "- data: the newest crawl has 15,000 nodes (`crawldash.tools.demo_data`); the 8,639 older "
-        f"history files are {data.SMALL_NODES}-node crawls (8,640 full crawls would be ~22 GB); "
-        "a separate folder holds one 100,000-node crawl",
+        "- data: the newest two crawls have 15,000 nodes each, with the demo generator's churn "
+        "between them (`crawldash.tools.demo_data`); the 8,638 older history files are "
+        f"{data.SMALL_NODES}-node crawls (8,640 full crawls would be ~22 GB); a separate folder "
+        "holds one 100,000-node crawl",
+        "- crawldash is started exactly as the README's serve command starts it, with its "
+        "defaults (access log off); the rows marked `access log on` add `--access-log`, its "
+        "lines going to stderr as under systemd to the journal",
+        "- nginx serves the snapshot file with its default access log (combined format, to a "
+        "file) in the column compared with crawldash's default, and with `access_log off` "
+        "beside it",
         "- load: `wrk -t1 -c32 --latency` pinned to core 0 (the naive server: 2 connections, "
         "at least 15 s, as it takes a tenth of a second or more per request); servers pinned "
         "to core 1; server CPU from /proc/<pid>/stat (the server and its child processes); "

@@ -3,6 +3,7 @@ documented shapes, over a real socket, against crawl files on disk."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import logging
@@ -14,6 +15,9 @@ import pytest
 from yarl import URL
 
 from crawldash.app import REFRESHER
+from crawldash.crawl.decode import Rules
+from crawldash.crawl.files import FileVersion
+from crawldash.live.archive import Archive, ArchivedSnapshot, load_archived
 from tests.conftest import Client, eventually, watching
 from tests.factories import ONION, api_body, export_body, row, write_snapshot
 
@@ -244,3 +248,17 @@ async def test_the_list_pages_follow_new_crawls(crawled: Client, data_dir: Path)
     page = await (await crawled.get("/api/v1/snapshots/?limit=1")).json()
     assert page["count"] == CRAWLS + 1
     assert page["results"][0]["total_nodes"] == 2
+
+
+async def test_a_crawl_file_removed_after_it_was_listed_is_not_found(tmp_path: Path):
+    async def load(path: Path, timestamp: int) -> ArchivedSnapshot:
+        return await asyncio.to_thread(load_archived, path, timestamp, Rules(10**8))
+
+    archive = Archive(tmp_path, load)
+    listed = {TS: (f"{TS}.json", FileVersion(size=10, mtime_ns=1))}  # listed, then removed
+    assert await archive.get(TS, listed) is None
+    write_snapshot(tmp_path, TS, export_body(crawl_rows(0)))
+    version = FileVersion.of((tmp_path / f"{TS}.json").stat())
+    found = await archive.get(TS, {TS: (f"{TS}.json", version)})
+    assert found is not None
+    assert found.version == version

@@ -116,6 +116,8 @@ class Archive:
             loading.add_done_callback(lambda _: self._loading.pop(timestamp, None))
         try:
             return await asyncio.shield(loading)
+        except FileNotFoundError:  # removed since it was listed
+            return None
         except LoadError as exc:
             if (timestamp, version) not in self._reported:
                 self._reported.add((timestamp, version))
