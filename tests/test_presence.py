@@ -9,7 +9,7 @@ import pytest
 
 from crawldash.app import REFRESHER, create_app
 from crawldash.live.history import HistoryEntry
-from crawldash.live.presence import Presence
+from crawldash.live.presence import Presence, Summary
 from crawldash.live.presence_file import decode_presence, encode_presence
 from crawldash.live.store import HistoryStore, PresenceStore
 from crawldash.settings import Settings
@@ -219,6 +219,31 @@ def test_crawls_added_out_of_order_keep_their_order():
     again = decode_presence(encode_presence(presence))
     assert again.runs("b", 10) == presence.runs("b", 10)
     assert again.summary("a") == presence.summary("a")
+
+
+def test_forgotten_crawls_never_show_again_when_their_slots_are_reused():
+    presence = Presence()
+    for t in range(10, 14):
+        presence.add(t, ["steady", "gone"] if t < 12 else ["steady"])
+    presence.retain(lambda t: t >= 12)  # the oldest two forgotten
+    assert presence.summary("gone").seen == 0
+    assert presence.summary("steady") == Summary(2, 2, 12, 13)
+    presence.add(11, ["late"])  # an older crawl again, in the slot crawl 11 had
+    presence.add(10, ["late", "steady"])
+    assert presence.timestamps() == [10, 11, 12, 13]
+    assert presence.summary("gone").seen == 0  # not from the bits of the forgotten crawls
+    steady = presence.summary("steady")
+    assert (steady.seen, steady.first_seen, steady.last_seen) == (3, 10, 13)
+    assert [(r.start, r.end, r.present) for r in presence.runs("steady", 10)] == [
+        (10, 10, True),
+        (11, 11, False),
+        (12, 13, True),
+    ]
+    presence.retain(lambda t: t >= 12)
+    data = encode_presence(presence)  # strips what was forgotten
+    assert "gone" not in presence.parts()[2]
+    assert "late" not in presence.parts()[2]
+    assert decode_presence(data).summary("steady") == presence.summary("steady")
 
 
 @pytest.mark.parametrize("damage", [b"", b"not msgpack", b"\x95\x01\x02\x90\x90\x91\xc4\x01x"])

@@ -13,6 +13,8 @@ Everything runs on the event loop. ``update`` sets a new crawl's bits in slices,
 to requests in between, and publishes the crawl only when all are set: readers look only
 at the slots of published crawls, so they see the crawl whole or not at all. Changes are
 serialised by ``lock``, which the index's saving takes too (``presence_file``).
+Forgetting the oldest crawls only moves ``_low``: their bits are stripped in one pass
+when the index is encoded, not on every new crawl.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Presence:
         self._timestamps: list[int] = []  # ascending; slot of index i is _low + i
         self._known: set[int] = set()
         self._low = BASE_SLOT
+        self._stale = False  # bits of forgotten crawls may remain below _low
         self.version = 0  # changes with any membership
         self.rewritten = 0  # changes when a known crawl's membership changes or is dropped
         self.lock = asyncio.Lock()  # held while a change is under way
@@ -74,6 +77,8 @@ class Presence:
                 self.add(timestamp, addresses)
             else:
                 newest = not stamps or timestamp > stamps[-1]
+                if not newest:
+                    self.strip()  # the slot below the oldest may hold a forgotten crawl
                 slot = self._low + len(stamps) if newest else self._low - 1
                 for start in range(0, len(addresses), SLICE):
                     self._set(slot, addresses[start : start + SLICE])
@@ -109,15 +114,23 @@ class Presence:
         if not dropped:
             return
         prefix = len(dropped) if dropped == self._timestamps[: len(dropped)] else 0
-        if prefix:  # the oldest: the usual case, one pass whatever their number
-            self._clear(self._low, self._low + prefix)
-            del self._timestamps[:prefix]
+        if prefix:  # the oldest, the usual case: their bits are left for strip(), so that
+            del self._timestamps[:prefix]  # a new crawl costs no pass over every address
             self._low += prefix
+            self._stale = True
         for timestamp in dropped[prefix:]:
             self._drop(timestamp)
         self._known.difference_update(dropped)
         self.version += 1
         self.rewritten += 1
+
+    def strip(self) -> None:
+        """Remove the bits of forgotten crawls below the oldest slot, and the addresses in
+        no crawl held: one pass over every address, done when the index is encoded (at most
+        once a minute) and before a slot below the oldest is taken again."""
+        if self._stale:
+            self._clear(0, self._low)
+            self._stale = False
 
     def summary(self, address: str) -> Summary:
         stamps, low = self._timestamps, self._low
@@ -187,6 +200,7 @@ class Presence:
         if index == len(self._timestamps):
             slot = self._low + index
         elif index == 0:
+            self.strip()
             self._low -= 1
             slot = self._low
         else:

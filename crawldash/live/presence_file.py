@@ -35,6 +35,7 @@ def encode_presence(presence: Presence) -> bytes:
     """The index file's bytes; a few milliseconds, so it is made on the loop. Bitmaps are
     turned into runs here, after each change: a run then stays a run as crawls are added
     (8 bytes, where a plain array takes 2 per crawl)."""
+    presence.strip()
     low, timestamps, bits = presence.parts()
     bitmaps = []
     for bitmap in bits.values():

@@ -14,11 +14,14 @@ Json = Callable[[dict[str, Any], str], dict[str, Any]]
 Errors = Callable[..., dict[str, Any]]
 
 
-def _parameter(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+def parameter(
+    name: str, description: str, schema: dict[str, Any], where: str = "query"
+) -> dict[str, Any]:
+    """An operation's parameter: in the query (optional) or in the path (required)."""
     return {
         "name": name,
-        "in": "query",
-        "required": False,
+        "in": where,
+        "required": where == "path",
         "description": description,
         "schema": schema,
     }
@@ -46,45 +49,45 @@ def network_operations(
     nodes_ok["content"] |= {"text/csv": text, "text/plain": text}
     limit = "a whole number from 1 to {}"
     filters = [
-        _parameter(
+        parameter(
             "network", "ipv4, ipv6, onion, i2p or cjdns", {"type": "string", "enum": list(NETWORKS)}
         ),
-        _parameter(
+        parameter(
             "country",
             "a two-letter country code, any case",
             {"type": "string", "pattern": "^[A-Za-z]{2}$"},
         ),
-        _parameter(
+        parameter(
             "asn",
             "AS and a number, e.g. AS3320",
             {"type": "string", "pattern": "^(?:[Aa][Ss])?[0-9]{1,10}$"},
         ),
-        _parameter(
+        parameter(
             "user_agent", "a part of the user agent, any case", {"type": "string", "maxLength": 200}
         ),
-        _parameter("version", "a protocol version, e.g. 70016", {"type": "integer", "minimum": 1}),
-        _parameter(
+        parameter("version", "a protocol version, e.g. 70016", {"type": "integer", "minimum": 1}),
+        parameter(
             "services",
             "a service bit the node sets",
             {"type": "string", "enum": list(SERVICE_NAMES)},
         ),
-        _parameter(
+        parameter(
             "q",
             "a part of the address, hostname, user agent or organisation",
             {"type": "string", "maxLength": 200},
         ),
-        _parameter(
+        parameter(
             "sort",
             "the order; - before a key for descending",
             {"type": "string", "enum": [*SORTS, *(f"-{s}" for s in SORTS)], "default": "address"},
         ),
-        _parameter("page", "the page, from 1", {"type": "integer", "minimum": 1, "default": 1}),
-        _parameter(
+        parameter("page", "the page, from 1", {"type": "integer", "minimum": 1, "default": 1}),
+        parameter(
             "limit",
             "nodes per page, " + limit.format(1000),
             {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
         ),
-        _parameter(
+        parameter(
             "format",
             "json (paged), csv or addresses (one host:port a line; both every match)",
             {"type": "string", "enum": ["json", "csv", "addresses"], "default": "json"},
@@ -96,9 +99,9 @@ def network_operations(
                 "summary": "The latest crawl's nodes counted by one key, most first; an 'other' "
                 "row for the rest; nodes without a value count under null.",
                 "parameters": [
-                    _parameter("by", "what to count by", {"type": "string", "enum": list(BY)})
+                    parameter("by", "what to count by", {"type": "string", "enum": list(BY)})
                     | {"required": True},
-                    _parameter(
+                    parameter(
                         "limit",
                         "rows before 'other', " + limit.format(MAX_ROWS),
                         {

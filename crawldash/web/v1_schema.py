@@ -5,41 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from ..live.archive import FIELDS
-from .network_schema import Errors, Json
+from .network_schema import Errors, Json, parameter
 from .v1_queries import MAX_PAGE, V1_DEFAULT_LIMIT, V1_MAX_LIMIT
 
-
-def _query(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "query",
-        "required": False,
-        "description": description,
-        "schema": schema,
-    }
-
-
-def _path(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "path",
-        "required": True,
-        "description": description,
-        "schema": schema,
-    }
-
-
-PAGE = _query(
+PAGE = parameter(
     "page",
     "The page, from 1. Anything else is 400 invalid_page.",
     {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
 )
-LIMIT = _query(
+LIMIT = parameter(
     "limit",
     f"Rows per page, 1 to {V1_MAX_LIMIT}. Anything else is 400 invalid_limit.",
     {"type": "integer", "minimum": 1, "maximum": V1_MAX_LIMIT, "default": V1_DEFAULT_LIMIT},
 )
-FIELD = _query(
+FIELD = parameter(
     "field",
     "coordinates: the crawl's unique [latitude, longitude] pairs; user_agents: its unique "
     "user agents; both sorted, after timestamp, total_nodes and latest_height. Anything "
@@ -57,16 +36,18 @@ def v1_operations(
     errors: Errors,
 ) -> dict[str, Any]:
     """The four routes, from the schemas of their bodies."""
-    timestamp = _path(
+    timestamp = parameter(
         "timestamp",
         "A crawl's unix time, as listed by /api/v1/snapshots/, or latest.",
         {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "enum": ["latest"]}]},
+        "path",
     )
-    node = _path(
+    node = parameter(
         "node",
         "ADDRESS-PORT, bitnodes.io's form: the port after the last -, IPv6 without brackets "
         "(or with), e.g. 203.0.113.5-8333 or 2001:db8::1-8333. Else 400 invalid_address.",
         {"type": "string", "minLength": 3},
+        "path",
     )
     summary = {"type": "object", "required": ["timestamp", "total_nodes", "latest_height"]}
     not_found = "`snapshot_not_found`: no usable crawl file of that time is in the data folder."
@@ -101,12 +82,12 @@ def v1_operations(
                 "parameters": [
                     PAGE,
                     LIMIT,
-                    _query(
+                    parameter(
                         "country",
                         "A two-letter country code.",
                         {"type": "string", "pattern": "^[A-Za-z]{2}$"},
                     ),
-                    _query(
+                    parameter(
                         "q",
                         "Text to look for, up to 200 characters.",
                         {"type": "string", "maxLength": 200},
