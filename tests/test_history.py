@@ -171,6 +171,31 @@ def test_a_listing_can_look_again_at_named_files_only(data_dir: Path):
     assert list_data_dir(data_dir, second).changed == {1_700_000_000}  # a whole listing
 
 
+def test_a_listing_of_named_files_agrees_with_a_whole_listing(data_dir: Path):
+    for i in range(0, 10, 2):
+        write_snapshot(data_dir, 1_700_000_000 + 600 * i, export_body(rows(2)))
+    first = list_data_dir(data_dir)
+    changes = {
+        1_700_000_600: rows(1),  # new, between two
+        1_700_009_000: rows(1),  # new, the newest
+        1_699_999_400: rows(1),  # new, the oldest
+        1_700_002_400: rows(3),  # rewritten
+    }
+    for timestamp, body in changes.items():
+        write_snapshot(data_dir, timestamp, export_body(body))
+    (data_dir / "1700001200.json").unlink()
+    named = [f"{t}.json" for t in changes] + ["1700001200.json"]
+    second = list_data_dir(data_dir, first, only=named)
+    whole = list_data_dir(data_dir)
+    assert second.newest_first == whole.newest_first
+    assert second.names == whole.names
+    assert second.snapshots == whole.snapshots
+    assert second.changed == set(changes)
+    assert list_data_dir(data_dir, second, only=["1700000000.json"]).newest_first is (
+        second.newest_first
+    )  # nothing added or removed: the order is reused, not sorted again
+
+
 async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, monkeypatch):
     write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
     state = State(history_size=10)

@@ -6,6 +6,7 @@ Everything here blocks (file I/O); the refresher runs it in a worker thread.
 
 from __future__ import annotations
 
+import bisect
 import errno
 import io
 import os
@@ -73,8 +74,11 @@ def list_data_dir(
     the watcher saw them), only those names are looked at again, not the whole folder."""
     if previous is None or only is None:
         snapshots, status = _scan(data_dir)
-    else:
+        looked_at: Collection[int] = snapshots
+        names = frozenset(name for name, _ in snapshots.values()) | {STATUS_NAME}
+    else:  # the work is in proportion to the names that changed, not to the folder
         snapshots, status = dict(previous.snapshots), previous.status
+        looked_at, gone, added = [], set(), set()
         for name in only:
             timestamp = snapshot_timestamp(name)
             if timestamp is None and name != STATUS_NAME:
@@ -82,18 +86,48 @@ def list_data_dir(
             version = _version(data_dir / name)
             if timestamp is None:
                 status = version
-            elif version is None:
+                continue
+            looked_at.append(timestamp)
+            if timestamp in snapshots:
+                gone.add(snapshots[timestamp][0])
+            if version is None:
                 snapshots.pop(timestamp, None)
             else:
                 snapshots[timestamp] = (name, version)
+                added.add(name)
+        names = previous.names if gone == added else previous.names.difference(gone) | added
     before = previous.snapshots if previous is not None else {}
     return Listing(
         snapshots,
         status,
-        newest_first=sorted(snapshots, reverse=True),
-        names=frozenset(name for name, _ in snapshots.values()) | {STATUS_NAME},
-        changed=frozenset(t for t, seen in snapshots.items() if before.get(t) != seen),
+        newest_first=_newest_first(snapshots, previous, looked_at),
+        names=names,
+        changed=frozenset(t for t in looked_at if t in snapshots and before.get(t) != snapshots[t]),
     )
+
+
+def _newest_first(
+    snapshots: dict[int, tuple[str, FileVersion]],
+    previous: Listing | None,
+    looked_at: Collection[int],
+) -> list[int]:
+    """The timestamps newest first: from the previous listing's order when only a few
+    were looked at (sorting a large folder's timestamps anew takes milliseconds)."""
+    if previous is None or looked_at is snapshots:
+        return sorted(snapshots, reverse=True)
+    before = previous.snapshots
+    removed = {t for t in looked_at if t in before and t not in snapshots}
+    added = sorted({t for t in looked_at if t in snapshots and t not in before})
+    if not removed and not added:
+        return previous.newest_first
+    order = (
+        [t for t in previous.newest_first if t not in removed]
+        if removed
+        else [*previous.newest_first]
+    )
+    for timestamp in added:
+        bisect.insort(order, timestamp, key=lambda t: -t)
+    return order
 
 
 def _scan(data_dir: Path) -> tuple[dict[int, tuple[str, FileVersion]], FileVersion | None]:
