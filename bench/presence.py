@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pyroaring import FrozenBitMap
 
-from crawldash.live.presence import Presence
+from crawldash.live.presence import SLICE, Presence
 from crawldash.live.presence_file import decode_presence, encode_presence, encoded_presence
 from crawldash.tools.demo_data import generate_crawls
 
@@ -28,9 +28,9 @@ SAVE_EVERY = 6  # crawls between index saves: once a minute at one crawl per 10 
 
 async def build(crawls: int, nodes: int) -> tuple[Presence, list[float], list[float], int]:
     """The presence of every crawl, updated as the server updates it (in slices on the
-    event loop); the longest the loop was held in each crawl's update, and by each save's
-    encoding; and the per-crawl bitmaps' serialized size (ids given to addresses in order
-    of first appearance)."""
+    event loop); the longest the loop was held in each crawl's update, and in each
+    save's encoding (in slices too); and the per-crawl bitmaps' serialized size (ids
+    given to addresses in order of first appearance)."""
     presence, updates, saves, ids, per_crawl = Presence(), [], [], {}, 0
     for index, crawl in enumerate(generate_crawls(nodes=nodes, crawls=crawls, end=END)):
         addresses = crawl.addresses()
@@ -41,9 +41,12 @@ async def build(crawls: int, nodes: int) -> tuple[Presence, list[float], list[fl
         probe.cancel()
         updates.append(held[0])
         if index % SAVE_EVERY == 0:
-            started = time.perf_counter()
+            held = [0.0]
+            probe = asyncio.create_task(_loop_holds(held))
+            await asyncio.sleep(0)
             await encoded_presence(presence)
-            saves.append(time.perf_counter() - started)
+            probe.cancel()
+            saves.append(held[0])
         members = FrozenBitMap(ids.setdefault(a, len(ids)) for a in addresses)
         members.run_optimize()
         per_crawl += len(members.serialize())
@@ -98,12 +101,13 @@ def main(crawls: int = 8640, nodes: int = 15_000) -> list[tuple[str, str]]:
         (f"presence, {label}: memory it adds (RSS)", f"{added:.1f} MiB"),
         (
             "presence: the longest the event loop is held by a crawl's update (it yields "
-            "every 2,048 nodes), median / p99 / worst",
+            f"every {SLICE:,} nodes), median / p99 / worst",
             f"{updates[len(updates) // 2] * 1e3:.1f} ms / "
             f"{updates[int(len(updates) * 0.99)] * 1e3:.1f} ms / {updates[-1] * 1e3:.1f} ms",
         ),
         (
-            "presence: encoding the index to save it, on the event loop, median / worst",
+            f"presence: the longest the event loop is held by the encoding of the index to "
+            f"save it (it yields every {SLICE:,} addresses), median / worst",
             f"{saves[len(saves) // 2] * 1e3:.1f} ms / {saves[-1] * 1e3:.1f} ms",
         ),
     ]

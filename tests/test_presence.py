@@ -8,13 +8,18 @@ from typing import Any
 import pytest
 
 from crawldash.app import REFRESHER, create_app
+from crawldash.crawl.decode import Rules
+from crawldash.live.changes import differences
 from crawldash.live.history import HistoryEntry
+from crawldash.live.loader import LoaderProcess
 from crawldash.live.presence import Presence, Summary
 from crawldash.live.presence_file import decode_presence, encode_presence
+from crawldash.live.refresher import Refresher
+from crawldash.live.state import State
 from crawldash.live.store import HistoryStore, PresenceStore
 from crawldash.settings import Settings
 from tests.conftest import Client, ClientFactory, eventually
-from tests.factories import ONION, export_body, row, write_snapshot
+from tests.factories import ONION, export_body, row, rows, write_snapshot
 
 TS = 1_700_000_000
 STEADY = "203.0.113.5"  # in every crawl
@@ -215,7 +220,7 @@ def test_crawls_added_out_of_order_keep_their_order():
         (6, 6, True, 1),
         (7, 7, False, 1),
     ]
-    assert presence.differences(5, 6) == (["b"], [])
+    assert differences(presence, 5, 6) == (["b"], [])
     again = decode_presence(encode_presence(presence))
     assert again.runs("b", 10) == presence.runs("b", 10)
     assert again.summary("a") == presence.summary("a")
@@ -252,3 +257,40 @@ def test_an_unusable_presence_index_is_rebuilt_not_fatal(tmp_path: Path, damage:
     store.path.write_bytes(damage)
     assert len(store.load()) == 0
     assert "rebuilding it from files" in caplog.text
+
+
+async def test_a_crawl_skipped_while_another_loaded_is_counted_first_in_the_loader(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Two new crawls at once: the newer is served, and the skipped one is counted before
+    the served one is recorded, so both are added after the newest known (no pass over
+    every address), and, being large, in the loader process (a thread would hold the GIL
+    against requests while it decodes)."""
+    monkeypatch.setattr("crawldash.live.refresher.COUNT_IN_THREAD_BYTES", 1000)
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    state, loader = State(history_size=10), LoaderProcess()
+    refresher = Refresher(
+        state,
+        HistoryStore(tmp_path / "history.json"),
+        PresenceStore(tmp_path / "presence.msgpack"),
+        loader,
+        data_dir=data_dir,
+        rules=Rules(10**7),
+    )
+    await refresher.refresh()
+    loader.start()
+    try:
+        write_snapshot(data_dir, TS + 600, export_body(rows(40)))  # skipped, then counted
+        write_snapshot(data_dir, TS + 1200, export_body(rows(5)))
+        passes, runs = state.presence.passes, loader.runs
+        await refresher.refresh()
+        assert state.snapshot is not None
+        assert state.snapshot.timestamp == TS + 1200
+        assert state.presence.timestamps() == [TS, TS + 600, TS + 1200]
+        assert state.presence.passes == passes
+        assert loader.runs == runs + 2  # the served crawl's load and the skipped one's count
+        assert state.presence.summary("198.0.0.20:8333") == Summary(3, 1, TS + 600, TS + 600)
+        assert [e.timestamp for e in state.history.entries()] == [TS, TS + 600, TS + 1200]
+    finally:
+        await loader.close()
+        await refresher.saver.flush()

@@ -3,6 +3,7 @@ encoded once per pair of crawls until their membership changes."""
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 
 import msgspec
@@ -45,10 +46,25 @@ class Changes:
             joined: list[str] = []
             left: list[str] = []
         else:
-            joined, left = self.presence.differences(earlier, latest)
+            joined, left = differences(self.presence, earlier, latest)
         came, went = Counter(map(_network, joined)), Counter(map(_network, left))
         by_network = {name: NetworkChanges(came[name], went[name]) for name in NETWORKS}
         return ChangesBody(earlier, latest, joined, left, len(joined), len(left), by_network)
+
+
+def differences(presence: Presence, before: int, after: int) -> tuple[list[str], list[str]]:
+    """Addresses in crawl ``after`` but not ``before`` (joined), and the reverse (left);
+    both crawls must be known. One pass over the addresses: a few milliseconds."""
+    low, stamps, bits = presence.parts()
+    old = low + bisect.bisect_left(stamps, before)
+    new = low + bisect.bisect_left(stamps, after)
+    joined: list[str] = []
+    left: list[str] = []
+    for address, bitmap in bits.items():
+        was, now = old in bitmap, new in bitmap
+        if was != now:
+            (joined if now else left).append(address)
+    return sorted(joined), sorted(left)
 
 
 def _network(address: str) -> str:

@@ -39,6 +39,7 @@ class LoaderProcess:
     def __init__(self, niceness: int = LOADER_NICENESS) -> None:
         self.niceness = niceness
         self.deaths = 0  # loader processes that died during a load
+        self.runs = 0  # calls that ran in the loader process (not in a thread)
         self._pool: ProcessPoolExecutor | None = None
 
     def start(self) -> None:
@@ -53,6 +54,7 @@ class LoaderProcess:
         """``function(*args)`` in the loader process (a thread before ``start()``)."""
         if self._pool is None:
             return await asyncio.to_thread(function, *args)
+        self.runs += 1
         for attempt in (1, 2):
             try:
                 return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)

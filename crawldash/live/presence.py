@@ -9,12 +9,11 @@ The oldest crawl has slot ``_low``. A newer crawl takes the next slot, an older 
 background counting adds them newest first) the slot before ``_low``; one inserted
 between two known crawls shifts the slots after it, which is rare and costs one pass.
 
-Everything runs on the event loop. ``update`` sets a new crawl's bits in slices, yielding
-to requests in between, and publishes the crawl only when all are set: readers look only
-at the slots of published crawls, so they see the crawl whole or not at all. Changes are
-serialised by ``lock``, which the index's saving takes too (``presence_file``).
-Forgetting the oldest crawls only moves ``_low``: their bits are stripped in one pass
-when the index is encoded, not on every new crawl.
+All on the event loop: ``update`` sets a new crawl's bits in slices, yielding to requests,
+and publishes the crawl when all are set (readers look only at published slots, so they
+see it whole or not at all). Changes are serialised by ``lock``, which saving the index
+takes too. Forgetting the oldest crawls only moves ``_low``: their bits are stripped when
+the index is encoded, not on every new crawl.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from ..models import PresenceRun
 
 BASE_SLOT = 1 << 31  # room below for older crawls, above for newer ones
 _END = 1 << 32  # past the last possible slot
-SLICE = 2048  # addresses updated between two yields to the event loop (about a millisecond)
+SLICE = 512  # addresses updated between two yields to the event loop (under a millisecond)
 
 
 @dataclass(frozen=True)
@@ -55,6 +54,7 @@ class Presence:
         self._stale = False  # bits of forgotten crawls may remain below _low
         self.version = 0  # changes with any membership
         self.rewritten = 0  # changes when a known crawl's membership changes or is dropped
+        self.passes = 0  # passes over every address made to clear or shift slots
         self.lock = asyncio.Lock()  # held while a change is under way
 
     def __len__(self) -> int:
@@ -62,6 +62,10 @@ class Presence:
 
     def has(self, timestamp: int) -> bool:
         return timestamp in self._known
+
+    def newest(self) -> int | None:
+        """The newest crawl whose membership is known."""
+        return self._timestamps[-1] if self._timestamps else None
 
     def timestamps(self) -> list[int]:
         return list(self._timestamps)
@@ -77,8 +81,8 @@ class Presence:
                 self.add(timestamp, addresses)
             else:
                 newest = not stamps or timestamp > stamps[-1]
-                if not newest:
-                    self.strip()  # the slot below the oldest may hold a forgotten crawl
+                if not newest:  # the slot below the oldest may hold a forgotten crawl
+                    await self.strip_in_slices()
                 slot = self._low + len(stamps) if newest else self._low - 1
                 for start in range(0, len(addresses), SLICE):
                     self._set(slot, addresses[start : start + SLICE])
@@ -132,6 +136,17 @@ class Presence:
             self._clear(0, self._low)
             self._stale = False
 
+    async def strip_in_slices(self) -> None:
+        """``strip()``, yielding to requests every SLICE addresses; hold ``lock``. Readers
+        look only at slots from ``_low`` up, so the bits removed meanwhile are unseen."""
+        if self._stale:
+            self.passes += 1
+            addresses = list(self._bits)
+            for start in range(0, len(addresses), SLICE):
+                self._clear_some(0, self._low, addresses[start : start + SLICE])
+                await asyncio.sleep(0)
+            self._stale = False
+
     def summary(self, address: str) -> Summary:
         stamps, low = self._timestamps, self._low
         bitmap = self._bits.get(address)
@@ -160,19 +175,6 @@ class Presence:
             for a, b in pairwise(cuts)
         ]
 
-    def differences(self, before: int, after: int) -> tuple[list[str], list[str]]:
-        """Addresses in crawl ``after`` but not ``before`` (joined), and the reverse (left);
-        both crawls must be known. One pass over the addresses: a few milliseconds."""
-        old = self._low + bisect.bisect_left(self._timestamps, before)
-        new = self._low + bisect.bisect_left(self._timestamps, after)
-        joined: list[str] = []
-        left: list[str] = []
-        for address, bitmap in self._bits.items():
-            was, now = old in bitmap, new in bitmap
-            if was != now:
-                (joined if now else left).append(address)
-        return sorted(joined), sorted(left)
-
     def at_or_before(self, timestamp: int) -> int | None:
         """The latest known crawl at or before ``timestamp``."""
         index = bisect.bisect_right(self._timestamps, timestamp)
@@ -184,7 +186,8 @@ class Presence:
         return self._timestamps[index - 1] if index else None
 
     def parts(self) -> tuple[int, list[int], dict[str, BitMap]]:
-        """The lowest slot, the timestamps and the bitmaps: what the index file holds."""
+        """The lowest slot, the timestamps and the bitmaps (what the index file holds):
+        read them, never change them."""
         return self._low, self._timestamps, self._bits
 
     @classmethod
@@ -223,16 +226,19 @@ class Presence:
     def _clear(self, start: int, end: int) -> None:
         """Remove slots ``start`` to ``end`` (exclusive) from every bitmap; forget addresses
         left in no crawl."""
-        empty = []
-        for address, bitmap in self._bits.items():
+        self.passes += 1
+        self._clear_some(start, end, list(self._bits))
+
+    def _clear_some(self, start: int, end: int, addresses: Iterable[str]) -> None:
+        for address in addresses:
+            bitmap = self._bits[address]
             bitmap.remove_range(start, end)
             if not bitmap:
-                empty.append(address)
-        for address in empty:
-            del self._bits[address]
+                del self._bits[address]
 
     def _shift(self, start: int, by: int) -> None:
         """Move every bit at slot ``start`` or above by ``by`` (one up or down)."""
+        self.passes += 1
         for bitmap in self._bits.values():
             if bitmap.max() >= start:
                 upper = BitMap(bitmap)

@@ -26,7 +26,7 @@ from .history import HistoryEntry
 from .loader import LoaderProcess
 from .prepared import PreparedSnapshot, load_snapshot
 from .presence_file import encoded_presence
-from .rejections import Rejections
+from .rejections import Rejections, named_ahead
 from .state import State
 from .store import HistoryStore, IndexSaver, PresenceStore
 
@@ -35,6 +35,7 @@ T = TypeVar("T")
 SNAPSHOT_TRIES = 3  # older candidates decoded per refresh when the newest are unusable
 COUNT_BATCH = 32
 FULL_LISTING_SECONDS = 300.0
+COUNT_IN_THREAD_BYTES = 128 * 1024  # larger crawls are counted in the loader process
 # The presence index is written at most this often (and at shutdown): each save encodes it
 # on the event loop (a few ms per 10,000 addresses). What a crash loses of it is rebuilt
 # from the crawl files still present.
@@ -79,7 +80,7 @@ class Refresher:
         """The history and presence indexes, but for points from the future (a crawl once
         misnamed). Runs in a worker thread, before anything else uses the state."""
         for entry in self.store.load():
-            if not self._is_future(entry.timestamp):
+            if self._ahead(entry.timestamp) is None:
                 self.state.history.record(entry)
         self.state.replace_presence(self.presence_store.load())
 
@@ -147,23 +148,15 @@ class Refresher:
         """Those of ``among`` not named from the future, which are rejected as such."""
         present = []
         for timestamp in among:
-            if self._is_future(timestamp):
+            if error := self._ahead(timestamp):
                 name, version = listing.snapshots[timestamp]
-                self.rejected.add(name, version, self._future_error(timestamp))
+                self.rejected.add(name, version, error)
             else:
                 present.append(timestamp)
         return present
 
-    def _is_future(self, timestamp: int) -> bool:
-        return timestamp > self.clock() + self.max_clock_skew
-
-    def _future_error(self, timestamp: int) -> LoadError:
-        ahead = int(timestamp - self.clock())
-        return LoadError(
-            "future",
-            f"named {ahead} s ahead of this machine's clock (more than --max-clock-skew "
-            f"{self.max_clock_skew} s); it is tried again when that is no longer so",
-        )
+    def _ahead(self, timestamp: int) -> LoadError | None:
+        return named_ahead(timestamp, self.clock(), self.max_clock_skew)
 
     async def _refresh_status(self, version: FileVersion | None) -> None:
         if version is None or version == self._status_version:
@@ -187,23 +180,27 @@ class Refresher:
             name, version = listing.snapshots[timestamp]
             if served is not None and (timestamp < served[0] or (timestamp, version) == served):
                 return
-            if self._is_future(timestamp):
-                self.rejected.add(name, version, self._future_error(timestamp))
+            if error := self._ahead(timestamp):
+                self.rejected.add(name, version, error)
                 continue
             if self.rejected.known(name, version):
                 continue
             started = time.perf_counter()
             loaded = await self.load(name, version, load_snapshot, in_loader=True)
             if loaded is not None:
-                await self._serve(loaded, version, time.perf_counter() - started)
+                await self._serve(loaded, version, time.perf_counter() - started, listing)
                 return
             tries += 1
             if tries == SNAPSHOT_TRIES and self.state.snapshot is not None:
                 return  # the others next time: each decode is costly
 
-    async def _serve(self, served: PreparedSnapshot, version: FileVersion, seconds: float) -> None:
+    async def _serve(
+        self, served: PreparedSnapshot, version: FileVersion, seconds: float, listing: Listing
+    ) -> None:
         self.state.set_snapshot(served)
         self._served = (served.timestamp, version)
+        if await self.counting.count_skipped(listing, served.timestamp):
+            self._changed()
         entry = HistoryEntry(
             served.timestamp,
             served.total_nodes,
@@ -225,7 +222,11 @@ class Refresher:
         )
 
     async def _count_file(self, name: str, version: FileVersion) -> CrawlCount | None:
-        return await self.load(name, version, read_count)
+        """A large crawl is counted in the loader process: decoding it in a thread would
+        hold the GIL against requests for as long as it takes (about 0.1 s for 15,000
+        nodes). Small ones, like most of a long history, are cheaper in a thread."""
+        large = version.size > COUNT_IN_THREAD_BYTES
+        return await self.load(name, version, read_count, in_loader=large)
 
     async def load(
         self,
