@@ -118,14 +118,24 @@ def latency(out: str, percentile: str) -> float:
 
 
 def rss_mib(pid: int) -> float:
-    """Resident memory of a process and all its children (crawldash's loader process)."""
+    """Resident memory of a process and all its children (crawldash's loader process, the
+    fork server it comes from, multiprocessing's resource tracker): pages they share are
+    counted in each."""
+    return _memory_mib(pid, "status", "VmRSS:")
+
+
+def pss_mib(pid: int) -> float:
+    """The same, with each shared page divided among the processes that share it (the
+    memory the tree takes from the machine)."""
+    return _memory_mib(pid, "smaps_rollup", "Pss:")
+
+
+def _memory_mib(pid: int, file: str, field: str) -> float:
     total = 0
     for each in children(pid):
         try:
-            status = Path(f"/proc/{each}/status").read_text()
+            text = Path(f"/proc/{each}/{file}").read_text()
         except (FileNotFoundError, ProcessLookupError):
             continue
-        total += sum(
-            int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS")
-        )
+        total += sum(int(line.split()[1]) for line in text.splitlines() if line.startswith(field))
     return total / 1024

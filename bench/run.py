@@ -25,7 +25,7 @@ from pathlib import Path
 import aiohttp
 
 from bench import data
-from bench.load import Sample, children, free_port, rss_mib, wait_ready, wrk
+from bench.load import Sample, children, free_port, pss_mib, rss_mib, wait_ready, wrk
 from crawldash.tools.demo_data import generate_crawls
 
 QUICK = os.environ.get("BENCH_QUICK") == "1"
@@ -161,6 +161,7 @@ def main() -> None:
         extras["RSS (server + its child processes), 15,000 nodes + 8,640 history points"] = (
             f"{rss_mib(pid):.1f} MiB"
         )
+        extras["PSS (the same, shared pages counted once)"] = f"{pss_mib(pid):.1f} MiB"
         headers, body = get(base + "/api/snapshot", {"Accept-Encoding": "identity"})
         data.static_snapshot(paths["static"], body)
         hit = next(iter(json.loads(body)["nodes"]))
@@ -437,6 +438,7 @@ def more(paths: dict[str, Path], extras: dict[str, str]) -> None:
         extras["RSS (server + its child processes), 100,000-node snapshot"] = (
             f"{rss_mib(pid):.1f} MiB"
         )
+        extras["PSS, 100,000-node snapshot (shared pages counted once)"] = f"{pss_mib(pid):.1f} MiB"
     say()
     say("## Freshness, start-up and memory")
     say()
