@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -195,26 +196,32 @@ async def test_other_files_are_ignored(aiohttp_client, settings, data_dir):
     assert [p["timestamp"] for p in history] == [TS]
 
 
-async def test_new_snapshots_load_in_a_process_that_ends_with_the_load(
-    aiohttp_client, settings, data_dir
+async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_dies(
+    aiohttp_client, settings, data_dir, caplog
 ):
-    """No loader process waits between crawls: each is forked when a load begins, and
-    its memory is given back when it ends."""
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await aiohttp_client(create_app(settings))
     loader = client.app[LOADER]
     used = await loader.run(os.getpid)
     assert used != os.getpid()
 
-    async def no_loader_left() -> bool:
-        return not multiprocessing.active_children()
+    async def next_loader_started() -> bool:  # each process does one load, then is replaced
+        return any(p.pid != used for p in multiprocessing.active_children())
 
-    await eventually(no_loader_left)
+    await eventually(next_loader_started)
+    pids = [p.pid for p in multiprocessing.active_children()]
+    victims = [pid for pid in pids if pid is not None and pid != used]
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
     write_snapshot(data_dir, TS + 600, export_body(rows(7)))
     await client.app[REFRESHER].refresh()
     assert await served_timestamp(client) == TS + 600
-    await eventually(no_loader_left)
-    assert await loader.run(os.getpid) not in (used, os.getpid())
+    assert any("snapshot loader process died" in r.getMessage() for r in caplog.records)
+    new_pid = await loader.run(os.getpid)
+    assert new_pid not in (*victims, used, os.getpid())
+    write_snapshot(data_dir, TS + 1200, export_body(rows(9)))
+    await client.app[REFRESHER].refresh()
+    assert await served_nodes(client) == 9
 
 
 async def test_a_load_that_kills_the_loader_is_retried_in_a_new_loader_process(tmp_path, caplog):

@@ -1,13 +1,12 @@
 """The loader process: new snapshots are decoded, indexed, encoded and compressed in a
 process of their own, so that a large crawl never holds the serving process's GIL.
 
-Fresh for every load, forked when the load begins and ended with it, so that no loader
-waits idle between crawls and the memory a load needed is given back at once; at nice 10
-(on a busy core answering comes first). Each one is forked from a fork server, a process
-started once that has already imported the loading code: not forked from the server
-itself (it has threads), and not spawned (a new interpreter importing everything again
-would cost a few hundred ms of CPU per crawl, at the server's priority until it could
-lower its own). Loads run one at a time.
+Fresh for every load (``max_tasks_per_child=1``), so that the memory a load needed is
+given back at once, and at nice 10 (on a busy core answering comes first). Each one is
+forked from a fork server, a process started once that has already imported the loading
+code: not forked from the server itself (it has threads), and not spawned (a new
+interpreter importing everything again would cost a few hundred ms of CPU per crawl, at
+the server's priority until it could lower its own).
 """
 
 from __future__ import annotations
@@ -29,11 +28,11 @@ PRELOADED = ["crawldash.live.prepared"]  # imported once by the fork server
 
 
 class LoaderProcess:
-    """Runs each load in a loader process of its own.
+    """Runs loads in the loader process; replaces it when it dies.
 
     Until ``start()``, loads run in a worker thread: before the server listens nothing is
-    being answered, and starting the fork server first would only delay the first answer.
-    A load during which the process dies is tried once more, in a new process; if that
+    being answered, and spawning the process first would only delay the first answer.
+    A load during which the process dies is tried once more, in the new process; if that
     one dies too, the load is a ``LoadError`` of kind ``loader_died``.
     """
 
@@ -41,41 +40,36 @@ class LoaderProcess:
         self.niceness = niceness
         self.deaths = 0  # loader processes that died during a load
         self.runs = 0  # calls that ran in the loader process (not in a thread)
-        self._started = False
-        self._pool: ProcessPoolExecutor | None = None  # of the load under way
-        self._one_at_a_time = asyncio.Lock()
+        self._pool: ProcessPoolExecutor | None = None
 
     def start(self) -> None:
-        self._started = True
+        if self._pool is None:
+            self._pool = self._new_pool()
 
     async def warm_up(self) -> None:
-        """Start the fork server now, not when the next crawl arrives."""
+        """Start the process now, not when the next crawl arrives."""
         await self.run(os.getpid)
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
-        """``function(*args)`` in a loader process (a thread before ``start()``)."""
-        if not self._started:
+        """``function(*args)`` in the loader process (a thread before ``start()``)."""
+        if self._pool is None:
             return await asyncio.to_thread(function, *args)
         self.runs += 1
-        async with self._one_at_a_time:
-            for attempt in (1, 2):
-                self._pool = pool = self._new_pool()
-                try:
-                    return await asyncio.get_running_loop().run_in_executor(pool, function, *args)
-                except BrokenExecutor as exc:  # killed, or out of memory
-                    self.deaths += 1
-                    log.error(
-                        "the snapshot loader process died (%s); started a new one%s",
-                        exc,
-                        ", and trying the load again in it" if attempt == 1 else "",
-                    )
-                finally:
-                    self._pool = None
-                    pool.shutdown(wait=False)  # the process ends once its work is done
+        for attempt in (1, 2):
+            try:
+                return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
+            except BrokenExecutor as exc:  # killed, or out of memory
+                self.deaths += 1
+                self._pool.shutdown(wait=False)
+                self._pool = self._new_pool()
+                log.error(
+                    "the snapshot loader process died (%s); started a new one%s",
+                    exc,
+                    ", and trying the load again in it" if attempt == 1 else "",
+                )
         raise LoadError("loader_died", "the loader process died twice while loading it")
 
     async def close(self) -> None:
-        self._started = False
         pool, self._pool = self._pool, None
         if pool is not None:
             await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
@@ -86,6 +80,7 @@ class LoaderProcess:
         return ProcessPoolExecutor(
             max_workers=1,
             mp_context=context,
+            max_tasks_per_child=1,
             initializer=os.nice,
             initargs=(self.niceness,),
         )
