@@ -37,7 +37,7 @@ COUNT_BATCH = 32
 FULL_LISTING_SECONDS = 300.0
 COUNT_IN_THREAD_BYTES = 128 * 1024  # larger crawls are counted in the loader process
 # The presence index is written at most this often (and at shutdown): each save encodes it
-# on the event loop (a few ms per 10,000 addresses). What a crash loses of it is rebuilt
+# on the event loop, in slices that yield to requests. What a crash loses of it is rebuilt
 # from the crawl files still present.
 PRESENCE_SAVE_EVERY = 60.0
 
