@@ -118,9 +118,8 @@ def latency(out: str, percentile: str) -> float:
 
 
 def rss_mib(pid: int) -> float:
-    """Resident memory of a process and all its children (crawldash's loader process, the
-    fork server it comes from, multiprocessing's resource tracker): pages they share are
-    counted in each."""
+    """Resident memory of a process and all its children (crawldash's loader process, and
+    the child it forks for a load while one runs): pages they share are counted in each."""
     return _memory_mib(pid, "status", "VmRSS:")
 
 

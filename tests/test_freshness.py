@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import multiprocessing
 import os
 import signal
 import time
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from crawldash.app import LOADER, REFRESHER, create_app
+from crawldash.crawl.decode import Rules, read_count
 from crawldash.crawl.files import LoadError
 from crawldash.live.loader import LOADER_NICENESS, LoaderProcess
 from crawldash.settings import Settings
@@ -202,23 +203,18 @@ async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_die
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await aiohttp_client(create_app(settings))
     loader = client.app[LOADER]
-    used = await loader.run(os.getpid)
-    assert used != os.getpid()
-
-    async def next_loader_started() -> bool:  # each process does one load, then is replaced
-        return any(p.pid != used for p in multiprocessing.active_children())
-
-    await eventually(next_loader_started)
-    pids = [p.pid for p in multiprocessing.active_children()]
-    victims = [pid for pid in pids if pid is not None and pid != used]
-    for pid in victims:
-        os.kill(pid, signal.SIGKILL)
+    used = await loader.run(os.getpid)  # a child the loader process forked for the call
+    victim = loader.pid
+    assert victim is not None
+    assert used not in (victim, os.getpid())
+    os.kill(victim, signal.SIGKILL)
     write_snapshot(data_dir, TS + 600, export_body(rows(7)))
     await client.app[REFRESHER].refresh()
     assert await served_timestamp(client) == TS + 600
     assert any("snapshot loader process died" in r.getMessage() for r in caplog.records)
+    assert loader.pid not in (None, victim)
     new_pid = await loader.run(os.getpid)
-    assert new_pid not in (*victims, used, os.getpid())
+    assert new_pid not in (victim, used, os.getpid())
     write_snapshot(data_dir, TS + 1200, export_body(rows(9)))
     await client.app[REFRESHER].refresh()
     assert await served_nodes(client) == 9
@@ -257,3 +253,22 @@ async def test_the_loader_process_yields_to_the_server(aiohttp_client, settings,
     assert await loader.run(os.nice, 0) == os.nice(0) + LOADER_NICENESS
     first, second = [await loader.run(os.getpid) for _ in "12"]
     assert first != second  # a fresh process for every load: its memory is given back
+    assert loader.pid not in (None, first, second)  # forked by the one loader process,
+    children = f"/proc/{loader.pid}/task/{loader.pid}/children"
+    assert await asyncio.to_thread(Path(children).read_text) == ""  # none kept once done
+
+
+async def test_what_a_load_raises_is_raised_in_the_server_which_loads_on(tmp_path):
+    loader = LoaderProcess()
+    loader.start()
+    try:
+        with pytest.raises(ValueError, match="invalid literal"):
+            await loader.run(int, "not a number")
+        (tmp_path / "123.json").mkdir()
+        with pytest.raises(LoadError) as error:
+            await loader.run(read_count, tmp_path / "123.json", Rules(1000, False))
+        assert error.value.kind == "not_a_file"
+        assert loader.deaths == 0
+        assert await loader.run(int, "7") == 7
+    finally:
+        await loader.close()

@@ -1,50 +1,68 @@
 """The loader process: new snapshots are decoded, indexed, encoded and compressed in a
-process of their own, so that a large crawl never holds the serving process's GIL.
+process of its own, so that a large crawl never holds the serving process's GIL.
 
-Fresh for every load (``max_tasks_per_child=1``), so that the memory a load needed is
-given back at once, and at nice 10 (on a busy core answering comes first). Each one is
-forked from a fork server, a process started once that has already imported the loading
-code: not forked from the server itself (it has threads), and not spawned (a new
-interpreter importing everything again would cost a few hundred ms of CPU per crawl, at
-the server's priority until it could lower its own).
+It is started once (``python -m crawldash.live.loader_process``, at nice 10: on a busy core
+answering comes first), imports the loading code, and forks a child for each load, so
+that the memory a load needed is given back when it ends. Calls go over a Unix socket,
+one at a time; each reply comes back as an in-memory file. The server side of a call runs
+in a worker thread, which waits for the reply and reads it with the GIL released.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import multiprocessing
 import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
 from collections.abc import Callable
-from concurrent.futures import BrokenExecutor, ProcessPoolExecutor
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from ..crawl.files import LoadError
+from .loader_process import SIZE
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 LOADER_NICENESS = 10
-PRELOADED = ["crawldash.live.prepared"]  # imported once by the fork server
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+STOP_WAIT = 5.0  # seconds a stopping server waits for a load in progress
+
+
+class LoaderDied(Exception):
+    """The loader process, or the child running a call, ended without replying."""
 
 
 class LoaderProcess:
     """Runs loads in the loader process; replaces it when it dies.
 
     Until ``start()``, loads run in a worker thread: before the server listens nothing is
-    being answered, and spawning the process first would only delay the first answer.
-    A load during which the process dies is tried once more, in the new process; if that
+    being answered, and starting the process first would only delay the first answer.
+    A load during which the process dies is tried once more, in a new process; if that
     one dies too, the load is a ``LoadError`` of kind ``loader_died``.
     """
 
     def __init__(self, niceness: int = LOADER_NICENESS) -> None:
         self.niceness = niceness
-        self.deaths = 0  # loader processes that died during a load
+        self.deaths = 0  # loads during which the loader process died
         self.runs = 0  # calls that ran in the loader process (not in a thread)
-        self._pool: ProcessPoolExecutor | None = None
+        self._started = self._stopped = False
+        self._process: subprocess.Popen[bytes] | None = None
+        self._socket: socket.socket | None = None  # the server's end
+        self._one_call = threading.Lock()  # held by the thread making a call
+
+    @property
+    def pid(self) -> int | None:
+        """The loader process's id, once it runs (a load runs in a child of it)."""
+        return self._process.pid if self._process is not None else None
 
     def start(self) -> None:
-        if self._pool is None:
-            self._pool = self._new_pool()
+        self._started = True
 
     async def warm_up(self) -> None:
         """Start the process now, not when the next crawl arrives."""
@@ -52,35 +70,112 @@ class LoaderProcess:
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """``function(*args)`` in the loader process (a thread before ``start()``)."""
-        if self._pool is None:
+        if not self._started:
             return await asyncio.to_thread(function, *args)
         self.runs += 1
         for attempt in (1, 2):
             try:
-                return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
-            except BrokenExecutor as exc:  # killed, or out of memory
+                return cast(T, await asyncio.to_thread(self._call, function, args))
+            except LoaderDied as exc:
                 self.deaths += 1
-                self._pool.shutdown(wait=False)
-                self._pool = self._new_pool()
                 log.error(
-                    "the snapshot loader process died (%s); started a new one%s",
+                    "the snapshot loader process died (%s)%s",
                     exc,
-                    ", and trying the load again in it" if attempt == 1 else "",
+                    "; trying the load again in a new one" if attempt == 1 else "",
                 )
         raise LoadError("loader_died", "the loader process died twice while loading it")
 
     async def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
+        """End the process, once a load in progress has replied (or after a few seconds)."""
+        self._stopped = True
+        await asyncio.to_thread(self._close)
 
-    def _new_pool(self) -> ProcessPoolExecutor:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(PRELOADED)
-        return ProcessPoolExecutor(
-            max_workers=1,
-            mp_context=context,
-            max_tasks_per_child=1,
-            initializer=os.nice,
-            initargs=(self.niceness,),
+    def _call(self, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        with self._one_call:
+            if self._stopped:
+                raise LoadError("loader_died", "the server is stopping")
+            try:
+                loader = self._socket or self._spawned()
+                loader.send(pickle.dumps((function, args), protocol=5))
+                header, fds, _, _ = socket.recv_fds(loader, SIZE.size, 1)
+                if len(header) != SIZE.size or len(fds) != 1:
+                    for fd in fds:
+                        os.close(fd)
+                    raise EOFError
+                kind, value = pickle.loads(_read_whole(fds[0], SIZE.unpack(header)[0]))
+            except (OSError, EOFError) as exc:  # it ended, or could not be started
+                raise LoaderDied(self._discard() or str(exc)) from exc
+        if kind == "died":
+            raise LoaderDied(value)
+        if kind == "raised":
+            raise value
+        return value
+
+    def _spawned(self) -> socket.socket:
+        environment = dict(os.environ)
+        environment["PYTHONPATH"] = os.pathsep.join(
+            filter(None, (PACKAGE_ROOT, environment.get("PYTHONPATH")))
         )
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        command = [sys.executable, "-m", "crawldash.live.loader_process"]
+        try:
+            with theirs:
+                self._process = subprocess.Popen(
+                    [*command, str(self.niceness), str(theirs.fileno())],
+                    stdin=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(),),
+                    env=environment,
+                    # Its own process group (the terminal's Ctrl-C is the server's to
+                    # handle), in the server's session: where the kernel schedules each
+                    # session as a group (autogroup), nice 10 only weighs against the
+                    # processes of the same session.
+                    process_group=0,
+                )
+        except BaseException:
+            ours.close()
+            raise
+        self._socket = ours
+        return ours
+
+    def _close(self) -> None:
+        got_it = self._one_call.acquire(timeout=STOP_WAIT)
+        try:
+            if got_it and self._socket is not None and self._process is not None:
+                self._socket.shutdown(socket.SHUT_RDWR)  # it ends when it reads that
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._process.wait(STOP_WAIT)
+            self._discard()
+        finally:
+            if got_it:
+                self._one_call.release()
+
+    def _discard(self) -> str:
+        """Kill the loader process and the child running a load, if any; how it ended."""
+        process, self._process = self._process, None
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+        if process is None:
+            return ""
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        return _ended(process.wait())
+
+
+def _read_whole(fd: int, size: int) -> bytearray:
+    """The first ``size`` bytes of the file ``fd``, which is closed; read in one call with
+    the GIL released."""
+    buffer = bytearray(size)
+    with open(fd, "rb", buffering=0) as reply:
+        done = 0
+        while done < size:
+            got = os.preadv(reply.fileno(), [memoryview(buffer)[done:]], done)
+            if not got:
+                raise EOFError
+            done += got
+    return buffer
+
+
+def _ended(code: int) -> str:
+    return f"killed by signal {-code}" if code < 0 else f"exit status {code}"

@@ -1,0 +1,108 @@
+"""The loader process itself: started once by the server, it imports the loading code,
+then forks a child for each call it is sent, so that the memory a load needs is given
+back when the child ends (a process that decoded 15,000 nodes keeps about 30 MiB it no
+longer uses). One process, not multiprocessing's fork server, resource tracker and pool:
+at rest crawldash is the server and this.
+
+Calls arrive on a Unix socket (one datagram each, a pickle of ``(function, args)``). The
+child writes its reply into an in-memory file (memfd), and the process sends the server
+that file's descriptor with its length: the reply is never copied through a pipe, and
+the server reads it whole in one call with the GIL released. A reply is ``("ok", value)``,
+``("raised", exception)`` or ``("died", why)`` when the child ended without replying
+(killed, or out of memory). Run as ``python -m crawldash.live.loader_process NICENESS
+SOCKET_FD``; it ends when the server closes its end.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import pickle
+import socket
+import struct
+import sys
+from collections.abc import Callable
+from typing import Any
+
+SIZE = struct.Struct(">Q")  # a reply's length, sent with its file
+PRELOADED = ("crawldash.live.prepared", "crawldash.live.archive", "crawldash.crawl.files")
+MAX_CALL = 1 << 20  # bytes: a call names a function and a few small arguments
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve calls until the server closes its end of the socket.
+
+    Args:
+        argv: ``[NICENESS, SOCKET_FD]``: how much lower than the server's this process
+            runs, and its end of the socket the server made.
+
+    Returns:
+        The exit status.
+    """
+    niceness, fd = (int(value) for value in (argv if argv is not None else sys.argv[1:]))
+    os.nice(niceness)
+    for module in PRELOADED:
+        importlib.import_module(module)
+    gc.freeze()  # what is imported now is shared with every child, never copied
+    with socket.socket(fileno=fd) as server:
+        try:
+            while call := server.recv(MAX_CALL):
+                reply = in_child(call)
+                try:
+                    size = os.fstat(reply).st_size
+                    socket.send_fds(server, [SIZE.pack(size)], [reply])
+                finally:
+                    os.close(reply)
+        except (ConnectionError, KeyboardInterrupt):  # the server has gone
+            pass
+    return 0
+
+
+def in_child(call: bytes) -> int:
+    """A memfd holding the reply to ``call``, made in a child process forked for it."""
+    reply = os.memfd_create("crawldash-reply")
+    pid = os.fork()
+    if pid == 0:  # the child
+        os._exit(reply_to(call, reply))
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or os.fstat(reply).st_size == 0:
+        os.ftruncate(reply, 0)
+        os.lseek(reply, 0, os.SEEK_SET)
+        write_all(reply, pickle.dumps(("died", ended(status))))
+    return reply
+
+
+def reply_to(call: bytes, reply: int) -> int:
+    """Run the call and write its reply; the child's exit status."""
+    try:
+        function, args = pickle.loads(call)
+        write_all(reply, pickled(function, args))
+        return 0
+    except BaseException:  # nothing to reply: the parent says the child died
+        return 1
+
+
+def pickled(function: Callable[..., Any], args: tuple[Any, ...]) -> bytes:
+    try:
+        return pickle.dumps(("ok", function(*args)), protocol=5)
+    except Exception as exc:  # the caller's to handle, as if it had raised there
+        try:
+            return pickle.dumps(("raised", exc), protocol=5)
+        except Exception:  # an exception that cannot be pickled: its text then
+            return pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def ended(status: int) -> str:
+    code = os.waitstatus_to_exitcode(status)
+    return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
