@@ -414,15 +414,17 @@ def more(paths: dict[str, Path], extras: dict[str, str]) -> None:
         hit = next(iter(json.loads(get(base + "/api/snapshot")[1])["nodes"]))
         url = f"{base}/api/check?address={hit}"
         idle = statistics.median(wrk(url, pid, SECONDS, {}).p99 for _ in range(RUNS))
-        loading = p99_while_loading(url, pid, data_dir, crawls[20:30])
+        loading, taken = p99_while_loading(url, pid, data_dir, crawls[20:30])
         extras["check p99 idle / while snapshots load (one per second), loader on either core"] = (
-            f"{idle * 1000:.2f} ms / {loading * 1000:.2f} ms (x{loading / idle:.2f})"
+            f"{idle * 1000:.2f} ms / {loading * 1000:.2f} ms (x{loading / idle:.2f}; "
+            f"{taken} crawls taken over meanwhile)"
         )
         for kid in children(pid)[1:]:  # now the loader process shares the server's core too
             subprocess.run(["taskset", "-p", "-c", "1", str(kid)], check=True, capture_output=True)
-        loading = p99_while_loading(url, pid, data_dir, crawls[30:])
+        loading, taken = p99_while_loading(url, pid, data_dir, crawls[30:])
         extras["check p99 while snapshots load, loader on the server's core"] = (
-            f"{loading * 1000:.2f} ms (x{loading / idle:.2f} idle)"
+            f"{loading * 1000:.2f} ms (x{loading / idle:.2f} idle; "
+            f"{taken} crawls taken over meanwhile)"
         )
     shutil.rmtree(ROOT / "cold", ignore_errors=True)
     started = time.monotonic()
@@ -448,14 +450,31 @@ def more(paths: dict[str, Path], extras: dict[str, str]) -> None:
         say(f"| {name} | {value} |")
 
 
-def p99_while_loading(url: str, pid: int, data_dir: Path, crawls: list[tuple[int, bytes]]) -> float:
+def p99_while_loading(
+    url: str, pid: int, data_dir: Path, crawls: list[tuple[int, bytes]]
+) -> tuple[float, int]:
+    """check's p99 while a crawl is written every second, and how many crawls were taken
+    over meanwhile (a load that starts once another ends serves the newest written)."""
     stop = threading.Event()
-    writer = threading.Thread(target=keep_writing, args=(data_dir, crawls, stop))
-    writer.start()
+    served: set[int] = set()
+    threads = [
+        threading.Thread(target=keep_writing, args=(data_dir, crawls, stop)),
+        threading.Thread(target=keep_looking, args=(url.split("/api/")[0], served, stop)),
+    ]
+    for thread in threads:
+        thread.start()
+    first = json.loads(get(url.split("/api/")[0] + "/api/status")[1])["snapshot_timestamp"]
     loading = statistics.median(wrk(url, pid, SECONDS, {}).p99 for _ in range(RUNS))
     stop.set()
-    writer.join()
-    return loading
+    for thread in threads:
+        thread.join()
+    return loading, len(served - {first})
+
+
+def keep_looking(base: str, served: set[int], stop: threading.Event) -> None:
+    """The snapshot timestamps /api/status names, every 0.1 s."""
+    while not stop.wait(0.1):
+        served.add(json.loads(get(base + "/api/status")[1])["snapshot_timestamp"])
 
 
 def write_and_wait(data_dir: Path, crawl: tuple[int, bytes], base: str) -> float:

@@ -250,7 +250,7 @@ async def test_the_loader_process_yields_to_the_server(aiohttp_client, settings,
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await aiohttp_client(create_app(settings))
     loader = client.app[LOADER]
-    assert await loader.run(os.nice, 0) == os.nice(0) + LOADER_NICENESS
+    assert await loader.run(os.nice, 0) == min(19, os.nice(0) + LOADER_NICENESS)
     first, second = [await loader.run(os.getpid) for _ in "12"]
     assert first != second  # a fresh process for every load: its memory is given back
     assert loader.pid not in (None, first, second)  # forked by the one loader process,

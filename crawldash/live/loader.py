@@ -1,7 +1,7 @@
 """The loader process: new snapshots are decoded, indexed, encoded and compressed in a
 process of its own, so that a large crawl never holds the serving process's GIL.
 
-It is started once (``python -m crawldash.live.loader_process``, at nice 10: on a busy core
+It is started once (``python -m crawldash.live.loader_process``, at nice 19: on a busy core
 answering comes first), imports the loading code, and forks a child for each load, so
 that the memory a load needed is given back when it ends. Calls go over a Unix socket,
 one at a time; each reply comes back as an in-memory file. The server side of a call runs
@@ -29,7 +29,7 @@ from .loader_process import SIZE
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-LOADER_NICENESS = 10
+LOADER_NICENESS = 19  # the lowest: on a saturated core a load waits, answers do not
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 STOP_WAIT = 5.0  # seconds a stopping server waits for a load in progress
 
@@ -127,7 +127,7 @@ class LoaderProcess:
                     env=environment,
                     # Its own process group (the terminal's Ctrl-C is the server's to
                     # handle), in the server's session: where the kernel schedules each
-                    # session as a group (autogroup), nice 10 only weighs against the
+                    # session as a group (autogroup), its niceness only weighs against the
                     # processes of the same session.
                     process_group=0,
                 )
