@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import platform
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -15,11 +17,13 @@ from crawldash.app import LOADER, REFRESHER, create_app
 from crawldash.crawl.decode import Rules, read_count
 from crawldash.crawl.files import LoadError
 from crawldash.live.loader import LOADER_NICENESS, LoaderProcess
+from crawldash.live.loader_process import SLICE_NS
 from crawldash.settings import Settings
 
 from .conftest import Client, eventually, watching
 from .factories import export_body, rows, write_snapshot, write_status
 from .loader_jobs import die_the_first_time
+from .process import as_nobody
 
 TS = 1_700_000_000
 
@@ -256,6 +260,46 @@ async def test_the_loader_process_yields_to_the_server(aiohttp_client, settings,
     assert loader.pid not in (None, first, second)  # forked by the one loader process,
     children = f"/proc/{loader.pid}/task/{loader.pid}/children"
     assert await asyncio.to_thread(Path(children).read_text) == ""  # none kept once done
+
+
+def slice_ns(sched: str) -> int:
+    """The scheduler slice /proc/<pid>/sched reports."""
+    return int(next(line for line in sched.splitlines() if line.startswith("se.slice")).split()[-1])
+
+
+needs_custom_slices = pytest.mark.skipif(
+    tuple(int(part) for part in platform.release().split(".")[:2]) < (6, 12),
+    reason="Linux grants a process a scheduler slice of its choice from 6.12",
+)
+
+
+@needs_custom_slices
+async def test_a_load_holds_a_shared_core_a_tenth_of_a_millisecond_at_a_time(
+    aiohttp_client, settings, data_dir
+):
+    write_snapshot(data_dir, TS, export_body(rows(5)))
+    client = await aiohttp_client(create_app(settings))
+    sched = await client.app[LOADER].run(Path.read_text, Path("/proc/self/sched"))
+    assert slice_ns(sched) == SLICE_NS == 100_000  # the default is some milliseconds
+
+
+@needs_custom_slices
+def test_any_user_gets_the_short_slices_and_keeps_the_niceness():
+    arguments = as_nobody()
+    script = (
+        "import os; from crawldash.live.loader_process import short_slices; os.nice(7); "
+        "print(short_slices(250_000), os.nice(0)); print(open('/proc/self/sched').read())"
+    )
+    done = subprocess.run(
+        [*arguments["prefix"], arguments["python"], "-c", script],
+        env={**os.environ, **arguments["env"]},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    first, sched = done.stdout.split("\n", 1)
+    assert first == "True 7"
+    assert slice_ns(sched) == 250_000
 
 
 async def test_what_a_load_raises_is_raised_in_the_server_which_loads_on(tmp_path):

@@ -1,11 +1,12 @@
 """The loader process: new snapshots are decoded, indexed, encoded and compressed in a
 process of its own, so that a large crawl never holds the serving process's GIL.
 
-It is started once (``python -m crawldash.live.loader_process``, at nice 19: on a busy core
-answering comes first), imports the loading code, and forks a child for each load, so
-that the memory a load needed is given back when it ends. Calls go over a Unix socket,
-one at a time; each reply comes back as an in-memory file. The server side of a call runs
-in a worker thread, which waits for the reply and reads it with the GIL released.
+It is started once (``python -m crawldash.live.loader_process``, at nice 19 and in 0.1 ms
+scheduler slices: on a busy core answering comes first), imports the loading code, and
+forks a child for each load, so that the memory a load needed is given back when it ends.
+Calls go over a Unix socket, one at a time; each reply comes back as an in-memory file.
+The server side of a call runs in a worker thread, which waits for the reply and reads it
+with the GIL released.
 """
 
 from __future__ import annotations
