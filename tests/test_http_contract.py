@@ -15,7 +15,7 @@ from crawldash.app import REFRESHER, create_app
 from crawldash.settings import Settings
 from crawldash.web.responses import negotiate
 
-from .conftest import Client
+from .conftest import Client, eventually, watching
 from .factories import export_body, rows, write_snapshot
 from .test_error_contract import EVERY_PATH
 
@@ -157,6 +157,40 @@ async def test_cache_control_follows_the_crawl_interval(aiohttp_client, settings
         assert cache_control.startswith("public, max-age=")
         assert 290 <= int(cache_control.split("=")[1]) <= 300  # next crawl due in ~300 s
     assert (await client.get("/api/status")).headers["Cache-Control"] == "no-cache"
+
+
+async def test_kept_answers_follow_each_new_crawl(aiohttp_client, settings, data_dir):
+    now = int(time.time())
+    for i in range(3):
+        write_snapshot(data_dir, now - 300 - 600 * (2 - i), export_body(rows(5 + i)))
+    client = await aiohttp_client(create_app(settings))
+    await watching(client)
+    codings = ("gzip", "br", "identity")
+
+    async def asked() -> list[tuple[list[int], int]]:
+        answers = []
+        for coding in codings:
+            response = await client.get("/api/history", headers={"Accept-Encoding": coding})
+            assert response.headers.get("Content-Encoding", "identity") == coding
+            points = [point["reachable"] for point in await response.json()]
+            answers.append((points, int(response.headers["Cache-Control"].split("=")[1])))
+        refused = await client.get("/api/history", headers={"Accept-Encoding": "*;q=0"})
+        assert refused.status == 406  # an error is never kept in place of an answer
+        return answers
+
+    for points, max_age in await asked() + await asked():
+        assert points == [5, 6, 7]
+        assert 290 <= max_age <= 300
+    write_snapshot(data_dir, now - 10, export_body(rows(9)))  # the next is due in 590 s
+
+    async def served() -> bool:
+        status = await (await client.get("/api/status")).json()
+        return bool(status["snapshot_timestamp"] == now - 10)
+
+    await eventually(served)
+    for points, max_age in await asked():
+        assert points == [5, 6, 7, 9]
+        assert 580 <= max_age <= 590
 
 
 async def test_cache_max_age_setting_wins(aiohttp_client, tmp_path, data_dir):

@@ -3,6 +3,8 @@ pick pre-encoded bytes and hand them to ``responses``."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from aiohttp import hdrs, web
 
 from ..live.bodies import Representation
@@ -10,6 +12,10 @@ from ..live.state import State
 from .errors import no_snapshot, not_acceptable
 from .queries import check_query, history_query
 from .responses import negotiate, plain, respond
+
+# History bodies kept by (query, Accept-Encoding): monitors repeat a few; a client asking
+# for every length in turn makes it start over (each body may be the whole history).
+MAX_HISTORY_ANSWERS = 32
 
 
 class Api:
@@ -19,6 +25,9 @@ class Api:
         self.state = state
         self.openapi_body = openapi
         self.cache_max_age = cache_max_age  # None: until the next crawl is due
+        # (query, Accept-Encoding) -> (the history's change count, body): monitors repeat
+        # theirs, so a request costs one lookup, not a parse, a negotiation and a slice.
+        self._history_answers: dict[tuple[str, str | None], tuple[int, Representation]] = {}
 
     async def snapshot(self, request: web.Request) -> web.Response:
         served = self.state.snapshot
@@ -31,10 +40,25 @@ class Api:
         return respond(request, self.state.status_body(), "no-cache")
 
     async def history(self, request: web.Request) -> web.Response:
-        query = request.rel_url.raw_query_string
+        asked = request.rel_url.raw_query_string, request.headers.get(hdrs.ACCEPT_ENCODING)
+        answer = self._history_answers.get(asked)
+        if answer is None or answer[0] != self.state.history.changes:
+            answer = self._history_answer(asked)
+        return respond(request, answer[1], self.until_next_crawl(), vary=True)
+
+    def _history_answer(self, asked: tuple[str, str | None]) -> tuple[int, Representation]:
+        """The body for a query and an Accept-Encoding, kept until the history changes."""
+        query, accept_encoding = asked
         limit, by_network = history_query(query, self.state.history.capacity)
-        body = self.state.history.body(limit, by_network, coding_for(request))
-        return respond(request, body, self.until_next_crawl(), vary=True)
+        coding = negotiate(accept_encoding)
+        if coding is None:
+            raise not_acceptable()
+        history = self.state.history
+        answer = history.changes, history.body(limit, by_network, coding)
+        if len(self._history_answers) >= MAX_HISTORY_ANSWERS:
+            self._history_answers.clear()
+        self._history_answers[asked] = answer
+        return answer
 
     async def check(self, request: web.Request) -> web.Response:
         address = check_query(request.rel_url.raw_query_string)
@@ -51,7 +75,12 @@ class Api:
         max_age = self.cache_max_age
         if max_age is None:
             max_age = self.state.seconds_to_next_crawl()
-        return "no-cache" if max_age is None else f"public, max-age={max_age}"
+        return _cache_control(max_age)
+
+
+@lru_cache(maxsize=1024)  # max-age is at most the crawl interval: a few hundred values
+def _cache_control(max_age: int | None) -> str:
+    return "no-cache" if max_age is None else f"public, max-age={max_age}"
 
 
 def coding_for(request: web.Request) -> str:
