@@ -52,8 +52,8 @@ class State:
         self.status_ahead = False  # its updated_at is ahead of this machine's clock
         self._state_since = 0.0  # since when it has reported its current state
         self._status_body: tuple[int, Representation] | None = None
-        # ((second, history changes), snapshot, seconds to the next crawl)
-        self._to_next_crawl: tuple[tuple[int, int], object, int | None] = ((-1, -1), None, None)
+        # (second, history changes, snapshot, seconds to the next crawl) last worked out
+        self._to_next_crawl: tuple[int, int, object, int | None] = (-1, -1, None, None)
         self.listeners: list[Callable[[str], None]] = []  # told "snapshot" or "status"
         self.history_complete = False  # every usable crawl file present has a point
         self.data_dir_problem: str | None = None  # why the data folder cannot be watched
@@ -120,13 +120,13 @@ class State:
 
     def seconds_to_next_crawl(self) -> int | None:
         """Worked out once a second per snapshot and history (it is in many answers)."""
-        key = int(self._clock()), self.history.changes
-        cached = self._to_next_crawl
-        if cached[0] != key or cached[1] is not self.snapshot:
+        now, changes, snapshot = int(self._clock()), self.history.changes, self.snapshot
+        second, seen_changes, seen_snapshot, seconds = self._to_next_crawl
+        if now != second or changes != seen_changes or snapshot is not seen_snapshot:
             expected = self.next_crawl_expected()
-            seconds = None if expected is None else max(0, expected - key[0])
-            cached = self._to_next_crawl = key, self.snapshot, seconds
-        return cached[2]
+            seconds = None if expected is None else max(0, expected - now)
+            self._to_next_crawl = now, changes, snapshot, seconds
+        return seconds
 
     def effective_stale_after(self) -> int:
         if self.stale_after is not None:

@@ -29,38 +29,42 @@ LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.
 
 
 class RequestStats(Collector):
-    """Request counts and latency histograms kept as plain numbers: a request costs two
-    dictionary updates, and the collector turns them into Prometheus series at scrape time.
-    Requests are labelled by the route's path; anything else (a 404) is ``other``."""
+    """Request counts and latency histograms kept as plain numbers: a request costs one
+    dictionary lookup and two list updates, and the collector turns them into Prometheus
+    series at scrape time. Requests are labelled by the route's path; anything else (a 404)
+    is ``other``."""
 
     def __init__(self) -> None:
         self.routes: frozenset[str] = frozenset()  # paths counted under their own label
-        # (route, status, latency bucket index) -> requests; the last index is +Inf
-        self.cells: dict[tuple[str, int, int], int] = {}
-        self.seconds: dict[str, float] = {}  # per route: total time answering
+        # (path, status) -> [requests per latency bucket (the last is +Inf)..., seconds];
+        # other paths share their status's cell without a key of their own.
+        self.cells: dict[tuple[str, int], list[float]] = {}
 
     def label_routes(self, paths: Iterable[str]) -> None:
         self.routes = frozenset(path for path in paths if "{" not in path)
 
     def record(self, path: str, status: int, seconds: float) -> None:
+        cell = self.cells.get((path, status)) or self._cell(path, status)
+        cell[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        cell[-1] += seconds
+
+    def _cell(self, path: str, status: int) -> list[float]:
         route = path if path in self.routes else "other"
-        key = (route, status, bisect_left(LATENCY_BUCKETS, seconds))
-        self.cells[key] = self.cells.get(key, 0) + 1
-        self.seconds[route] = self.seconds.get(route, 0.0) + seconds
+        cell = self.cells.get((route, status))
+        if cell is None:
+            cell = self.cells[route, status] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        return cell
 
     def collect(self) -> Iterator[Metric]:
-        counts: dict[tuple[str, str], int] = defaultdict(int)
-        buckets: dict[str, list[int]] = defaultdict(lambda: [0] * (len(LATENCY_BUCKETS) + 1))
-        for (route, status, bucket), count in self.cells.items():
-            counts[route, str(status)] += count
-            buckets[route][bucket] += count
+        buckets: dict[str, list[float]] = defaultdict(lambda: [0.0] * (len(LATENCY_BUCKETS) + 2))
         requests = CounterMetricFamily(
             "crawldash_http_requests",
             "HTTP requests answered, by route and status.",
             labels=["route", "status"],
         )
-        for (route, code), count in sorted(counts.items()):
-            requests.add_metric([route, code], count)
+        for (route, status), cell in sorted(self.cells.items()):
+            requests.add_metric([route, str(status)], int(sum(cell[:-1])))
+            buckets[route] = [a + b for a, b in zip(buckets[route], cell, strict=True)]
         yield requests
         latency = HistogramMetricFamily(
             "crawldash_http_request_duration_seconds",
@@ -68,9 +72,9 @@ class RequestStats(Collector):
             labels=["route"],
         )
         bounds = [*map(str, LATENCY_BUCKETS), "+Inf"]
-        for route, per_bucket in sorted(buckets.items()):
-            cumulative = list(zip(bounds, itertools.accumulate(per_bucket), strict=True))
-            latency.add_metric([route], cumulative, self.seconds[route])
+        for route, cell in sorted(buckets.items()):
+            cumulative = list(zip(bounds, itertools.accumulate(cell[:-1]), strict=True))
+            latency.add_metric([route], cumulative, cell[-1])
         yield latency
 
 

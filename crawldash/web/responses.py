@@ -4,7 +4,8 @@ negotiation and CORS.
 The request path's caches live here too, each bounded, each saving per-request work:
 
 - ``_header_sets``: finished 200 and 304 header sets per body and Cache-Control value, so a
-  response copies one prepared multidict instead of assembling five headers;
+  response copies one prepared multidict instead of assembling five headers (read-only:
+  ``web.Response`` copies the headers it is given, so they are handed over as they are);
 - ``_plain_headers``: the same for answers without validators, per Content-Type;
 - ``negotiate``: the coding chosen per distinct ``Accept-Encoding`` value (clients send a
   handful), instead of parsing q-values per request;
@@ -19,7 +20,7 @@ from email.utils import parsedate_to_datetime
 from functools import lru_cache
 
 from aiohttp import hdrs, web
-from multidict import CIMultiDict
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from ..live.bodies import Representation
 
@@ -30,9 +31,10 @@ SERVER_PREFERENCE = ("br", "gzip", "identity")  # smallest first, on a tie of q-
 
 # (ETag, Last-Modified, Cache-Control, Vary, Content-Type) -> (200 headers, 304 headers).
 _HeaderKey = tuple[str, int, str, bool, str]
-_header_sets: dict[_HeaderKey, tuple[CIMultiDict[str], CIMultiDict[str]]] = {}
+_HeaderSet = tuple[CIMultiDictProxy[str], CIMultiDictProxy[str]]
+_header_sets: dict[_HeaderKey, _HeaderSet] = {}
 _MAX_HEADER_SETS = 256  # a few bodies, each with a Cache-Control that changes every second
-_plain_headers: dict[str, CIMultiDict[str]] = {}  # by Content-Type
+_plain_headers: dict[str, CIMultiDictProxy[str]] = {}  # by Content-Type
 
 
 def headers_for(
@@ -52,8 +54,8 @@ def plain(body: bytes, content_type: str = JSON) -> web.Response:
     """200 with a body that has no validators (check answers, health, metrics)."""
     headers = _plain_headers.get(content_type)
     if headers is None:
-        headers = _plain_headers[content_type] = headers_for(content_type)
-    return web.Response(body=body, headers=headers.copy())
+        headers = _plain_headers[content_type] = CIMultiDictProxy(headers_for(content_type))
+    return web.Response(body=body, headers=headers)
 
 
 def respond(
@@ -69,17 +71,15 @@ def respond(
     key = (representation.etag, representation.modified, cache_control, vary, content_type)
     header_set = _header_sets.get(key) or _build_header_set(key, representation)
     if is_fresh(request, representation):
-        response = web.Response(status=304, headers=header_set[1].copy())
+        response = web.Response(status=304, headers=header_set[1])
     else:
-        response = web.Response(body=representation.body, headers=header_set[0].copy())
+        response = web.Response(body=representation.body, headers=header_set[0])
     if extra:
         response.headers.update(extra)
     return response
 
 
-def _build_header_set(
-    key: _HeaderKey, representation: Representation
-) -> tuple[CIMultiDict[str], CIMultiDict[str]]:
+def _build_header_set(key: _HeaderKey, representation: Representation) -> _HeaderSet:
     _, _, cache_control, vary, content_type = key
     not_modified = headers_for(extra=representation.headers)
     not_modified[hdrs.CACHE_CONTROL] = cache_control
@@ -89,8 +89,8 @@ def _build_header_set(
     ok[hdrs.CONTENT_TYPE] = content_type
     if len(_header_sets) >= _MAX_HEADER_SETS:
         _header_sets.clear()
-    _header_sets[key] = ok, not_modified
-    return ok, not_modified
+    header_set = _header_sets[key] = CIMultiDictProxy(ok), CIMultiDictProxy(not_modified)
+    return header_set
 
 
 def is_fresh(request: web.Request, representation: Representation) -> bool:
