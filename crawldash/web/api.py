@@ -49,11 +49,11 @@ class Api:
     def _history_answer(self, asked: tuple[str, str | None]) -> tuple[int, Representation]:
         """The body for a query and an Accept-Encoding, kept until the history changes."""
         query, accept_encoding = asked
-        limit, by_network = history_query(query, self.state.history.capacity)
+        history = self.state.history
+        limit, by_network = history_query(query, history.capacity)
         coding = negotiate(accept_encoding)
         if coding is None:
             raise not_acceptable()
-        history = self.state.history
         answer = history.changes, history.body(limit, by_network, coding)
         if len(self._history_answers) >= MAX_HISTORY_ANSWERS:
             self._history_answers.clear()
