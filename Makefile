@@ -55,6 +55,7 @@ screenshot: $(DEV)  ## remake docs/dashboard.png with the browser test
 	CRAWLDASH_SCREENSHOT=docs/dashboard.png $(BIN)/python -m pytest -q tests/test_browser.py
 
 bench: $(DEV)  ## measure against a naive server, aiohttp's ceiling and nginx; writes BENCHMARKS.md
+	$(BIN)/python -m compileall -q crawldash  # its bytecode cached, as pip's install does
 	$(BIN)/python -m bench.run
 
 all: lint test  ## lint, type-check and test

@@ -51,8 +51,9 @@ BACKFILL_DELAY = 0.5  # seconds after start-up before older crawls are counted
 STARTUP_COUNT_BYTES = 1_000_000  # of older crawl files counted before the server listens
 
 
-def create_app(settings: Settings) -> web.Application:
-    """The whole service for ``settings``; nothing is read or started until it runs."""
+def create_app(settings: Settings, loader: LoaderProcess | None = None) -> web.Application:
+    """The whole service for ``settings``; nothing is read or started until it runs but
+    ``loader``, if given (the command line starts it first: ``live/head_start.py``)."""
     requests = RequestStats()
     access_lines = AccessLines() if settings.access_log else None
     app = web.Application(
@@ -71,9 +72,9 @@ def create_app(settings: Settings) -> web.Application:
         stale_after=settings.stale_after,
         stuck_after=settings.stuck_after,
     )
-    loader = LoaderProcess()
+    loader = loader or LoaderProcess()
     state_dir, data_dir = settings.resolved_state_dir, settings.data_dir
-    rules = Rules(settings.max_file_size, settings.allow_empty_crawls)
+    rules = Rules.of(settings)
     refresher = Refresher(
         state,
         HistoryStore.for_data_dir(state_dir, data_dir),

@@ -19,7 +19,9 @@ from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 from . import __version__
-from .app import create_app
+from .crawl.decode import Rules
+from .live.head_start import start_newest_load
+from .live.loader import LoaderProcess
 from .ops.logs import configure_logging
 from .ops.startup import check_can_start, default_max_connections, raise_open_file_limit
 from .ops.workers import run_workers
@@ -29,10 +31,9 @@ from .settings import (
     BridgeSettings,
     DemoSettings,
     Settings,
+    StartupError,
 )
 from .tools.demo import write_demo
-from .web import server
-from .web.server import StartupError
 
 log = logging.getLogger("crawldash")
 S = TypeVar("S")
@@ -222,8 +223,13 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
         open_files,
         connections,
     )
+    loader = LoaderProcess()  # loading the newest crawl while aiohttp is imported below
+    start_newest_load(loader, settings.data_dir, Rules.of(settings), settings.max_clock_skew)
+    from .app import create_app
+    from .web import server
+
     server.run(
-        create_app(settings),
+        create_app(settings, loader),
         host=settings.host,
         port=settings.port,
         max_connections=connections,

@@ -21,6 +21,10 @@ from .options import (
 )
 
 
+class StartupError(Exception):
+    """Why crawldash cannot start with these settings, as one line for the operator."""
+
+
 def default_state_dir() -> Path:
     """``$XDG_STATE_HOME/crawldash``, or ``~/.local/state/crawldash``."""
     base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"

@@ -11,7 +11,7 @@ import msgspec
 
 from crawldash.app import create_app
 from crawldash.crawl.decode import decode_snapshot
-from crawldash.crawl.files import LoadError
+from crawldash.crawl.files import FileVersion, LoadError
 from crawldash.live.checks import CheckAnswers
 from crawldash.live.prepared import PreparedSnapshot
 from crawldash.live.presence import Presence
@@ -251,7 +251,9 @@ def test_check_answers_have_the_published_shape_and_cross_processes():
     snapshot = decode_snapshot(
         export_body([*rows(3), row("2001:db8::7"), row(ONION, tor=True)]), TS
     )
-    served = pickle.loads(pickle.dumps(PreparedSnapshot.prepare(snapshot, TS)))
+    served = pickle.loads(
+        pickle.dumps(PreparedSnapshot.prepare(snapshot, FileVersion(1, TS * 10**9)))
+    )
     presence = Presence()
     presence.add(TS - 600, list(snapshot.nodes)[:2])
     presence.add(TS, list(snapshot.nodes))

@@ -6,12 +6,16 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from ..models import ApiSnapshot, CrawlerStatus, ExportRow, NodeRow
 from .address import NETWORKS, AddressError, canonical_address, network_of, parse_address
 from .files import LoadError, read_file
+
+if TYPE_CHECKING:  # the loader process imports this module: it needs no settings
+    from ..settings import Settings
 
 _export_decoder = msgspec.json.Decoder(list[ExportRow])
 _api_decoder = msgspec.json.Decoder(ApiSnapshot)
@@ -25,6 +29,10 @@ class Rules:
 
     max_file_size: int
     allow_empty: bool = False  # serve crawls with no nodes (a crawler that found nothing)
+
+    @classmethod
+    def of(cls, settings: Settings) -> Rules:
+        return cls(settings.max_file_size, settings.allow_empty_crawls)
 
 
 @dataclass(frozen=True)

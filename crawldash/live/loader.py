@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -43,7 +44,9 @@ class LoaderProcess:
     """Runs loads in the loader process; replaces it when it dies.
 
     Until ``start()``, loads run in a worker thread: before the server listens nothing is
-    being answered, and starting the process first would only delay the first answer.
+    being answered, and starting the process first would only delay the first answer. The
+    exception is a ``head_start``: the first snapshot, loaded in the process while the
+    server is still importing its code.
     A load during which the process dies is tried once more, in a new process; if that
     one dies too, the load is a ``LoadError`` of kind ``loader_died``.
     """
@@ -56,6 +59,7 @@ class LoaderProcess:
         self._process: subprocess.Popen[bytes] | None = None
         self._socket: socket.socket | None = None  # the server's end
         self._one_call = threading.Lock()  # held by the thread making a call
+        self._ahead: tuple[Callable[..., Any], tuple[Any, ...], Future[Any]] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -69,8 +73,35 @@ class LoaderProcess:
         """Start the process now, not when the next crawl arrives."""
         await self.run(os.getpid)
 
+    def head_start(self, function: Callable[..., Any], *args: Any) -> None:
+        """Start the process and ``function(*args)`` in it now, from a thread of its own;
+        the next ``run`` takes its result if it is the same call (whatever else it is, the
+        result is dropped). Needs no event loop: it is meant to run before there is one."""
+        future: Future[Any] = Future()
+
+        def call() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(self._call(function, args))
+            except BaseException as exc:  # run() sorts it out
+                future.set_exception(exc)
+
+        self._ahead = (function, args, future)
+        self.runs += 1
+        threading.Thread(target=call, name="crawldash-head-start", daemon=True).start()
+
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """``function(*args)`` in the loader process (a thread before ``start()``)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] is function and ahead[1] == args:
+            try:
+                return cast(T, await asyncio.wrap_future(ahead[2]))
+            except LoaderDied as exc:
+                self.deaths += 1
+                log.error("the snapshot loader process died (%s); trying the load again", exc)
+            except Exception:  # it is called again, below: that call's error is the one
+                pass
         if not self._started:
             return await asyncio.to_thread(function, *args)
         self.runs += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import msgspec
 
 from ..crawl.breakdown import networks_of
 from ..crawl.decode import Rules, Snapshot, decode_snapshot, tally_networks
-from ..crawl.files import read_file, snapshot_timestamp
+from ..crawl.files import FileVersion, read_file, snapshot_timestamp
 from ..models import ApiSnapshot
 from .bodies import Representation, compressed, represent
 from .breakdowns import PreparedBreakdown, prepare_breakdowns
@@ -72,33 +73,38 @@ class PreparedSnapshot:
     networks: tuple[int, ...]  # node counts by network, in NETWORKS order
     breakdowns: dict[str, PreparedBreakdown]  # by key: network, country, asn, ...
     catalog: NodeCatalog  # the nodes as columns, for /api/nodes
+    version: FileVersion  # of the file as it was read
 
     @classmethod
-    def prepare(cls, snapshot: Snapshot, modified: float) -> PreparedSnapshot:
+    def prepare(cls, snapshot: Snapshot, version: FileVersion) -> PreparedSnapshot:
         """Encode and compress the response; slow for a large snapshot: run it off the loop."""
-        total = len(snapshot.nodes)
+        total, modified = len(snapshot.nodes), version.mtime_ns / 1e9
         api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
-        encodings = compressed(represent(_encoder.encode(api), modified))
-        network = networks_of(snapshot.nodes)
-        networks = tally_networks(network.values())
-        catalog = NodeCatalog.build(snapshot.nodes, network)
-        rows = snapshot.nodes
-        nodes = NodeJson.of(
-            catalog.addresses, [_encoder.encode(rows[a].named()) for a in catalog.addresses]
-        )
-        return cls(
-            snapshot.timestamp,
-            total,
-            snapshot.latest_height,
-            snapshot.skipped_rows,
-            encodings,
-            nodes,
-            networks,
-            prepare_breakdowns(
+        # zlib and brotli release the GIL: the body is compressed in a thread while the
+        # indexes are built here (on two cores, about 0.1 s of a 15,000-node load saved).
+        with ThreadPoolExecutor(1, thread_name_prefix="crawldash-compress") as pool:
+            encodings = pool.submit(compressed, represent(_encoder.encode(api), modified))
+            network = networks_of(snapshot.nodes)
+            catalog = NodeCatalog.build(snapshot.nodes, network)
+            rows = snapshot.nodes
+            nodes = NodeJson.of(
+                catalog.addresses, [_encoder.encode(rows[a].named()) for a in catalog.addresses]
+            )
+            breakdowns = prepare_breakdowns(
                 snapshot.timestamp, snapshot.nodes, snapshot.latest_height, network, modified
-            ),
-            catalog,
-        )
+            )
+            return cls(
+                snapshot.timestamp,
+                total,
+                snapshot.latest_height,
+                snapshot.skipped_rows,
+                encodings.result(),
+                nodes,
+                tally_networks(network.values()),
+                breakdowns,
+                catalog,
+                version,
+            )
 
 
 def load_snapshot(path: Path, rules: Rules) -> PreparedSnapshot:
@@ -108,4 +114,4 @@ def load_snapshot(path: Path, rules: Rules) -> PreparedSnapshot:
         raise ValueError(f"{path.name} is not a snapshot file name")
     data, version = read_file(path, rules.max_file_size)
     snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
-    return PreparedSnapshot.prepare(snapshot, version.mtime_ns / 1e9)
+    return PreparedSnapshot.prepare(snapshot, version)

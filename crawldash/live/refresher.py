@@ -188,15 +188,15 @@ class Refresher:
             started = time.perf_counter()
             loaded = await self.load(name, version, load_snapshot, in_loader=True)
             if loaded is not None:
-                await self._serve(loaded, version, time.perf_counter() - started, listing)
+                await self._serve(loaded, time.perf_counter() - started, listing)
                 return
             tries += 1
             if tries == SNAPSHOT_TRIES and self.state.snapshot is not None:
                 return  # the others next time: each decode is costly
 
-    async def _serve(
-        self, served: PreparedSnapshot, version: FileVersion, seconds: float, listing: Listing
-    ) -> None:
+    async def _serve(self, served: PreparedSnapshot, seconds: float, listing: Listing) -> None:
+        """Serve ``served`` as the file version it was read from (one rewritten is read again)."""
+        version = served.version
         self.state.set_snapshot(served)
         self._served = (served.timestamp, version)
         if await self.counting.count_skipped(listing, served.timestamp):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 
-from aiohttp.http_exceptions import HttpProcessingError
-
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 REPEAT_SECONDS = 10.0
 # Loggers whose messages can repeat many times a second when a resource runs out.
@@ -18,6 +16,10 @@ class MalformedRequestFilter(logging.Filter):
     log it as one INFO line instead."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        # Imported here, not at start-up: aiohttp's import is what the first snapshot's
+        # head start overlaps (live/head_start.py), and only aiohttp logs these records.
+        from aiohttp.http_exceptions import HttpProcessingError
+
         error = record.exc_info[1] if record.exc_info else None
         if isinstance(error, HttpProcessingError):
             record.msg = "malformed request rejected remote=%s status=%s reason=%s"

@@ -7,7 +7,7 @@ import resource
 import tempfile
 from pathlib import Path
 
-from ..web.server import StartupError
+from ..settings import StartupError
 
 MAX_DEFAULT_CONNECTIONS = 10_000
 

@@ -12,13 +12,10 @@ import msgspec
 from aiohttp import web
 
 from ..models import ErrorBody, ErrorDetail
+from ..settings import StartupError
 from .responses import COMMON_HEADERS
 
 STOP_SECONDS = 3.0  # how long requests under way may take to finish at shutdown
-
-
-class StartupError(Exception):
-    """Why crawldash cannot start, as one line for the operator."""
 
 
 def _refusal() -> bytes:

@@ -1,0 +1,56 @@
+"""The newest crawl, loaded while the server starts.
+
+Before the server imports its HTTP code (about half of its start-up), the loader process
+is started and given the newest snapshot file in the folder; the refresher's first load
+takes that result if it asks for the same file, and serves it as the version that was
+read (a file rewritten meanwhile is read again at the next refresh). Both cores work on
+the first answer: the server's imports on one, the load on the other.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from ..crawl.decode import Rules
+from ..crawl.files import snapshot_timestamp
+from .loader import LoaderProcess
+from .prepared import load_snapshot
+from .rejections import named_ahead
+
+
+def start_newest_load(
+    loader: LoaderProcess, data_dir: Path, rules: Rules, max_clock_skew: int
+) -> Path | None:
+    """Give ``loader`` a head start on the newest snapshot file of ``data_dir``.
+
+    Args:
+        loader: the server's loader process (started by this).
+        data_dir: the crawler's folder.
+        rules: what a crawl must be to be served, as the refresher applies them.
+        max_clock_skew: seconds a file may be named ahead of this machine's clock.
+
+    Returns:
+        The file being loaded, or None if the folder has none (or cannot be listed).
+    """
+    newest = newest_snapshot(data_dir, time.time(), max_clock_skew)
+    if newest is not None:
+        loader.head_start(load_snapshot, newest, rules)
+    return newest
+
+
+def newest_snapshot(data_dir: Path, now: float, max_clock_skew: int) -> Path | None:
+    """The snapshot file of ``data_dir`` with the newest timestamp not refused as named
+    ahead of ``now``, by name alone (nothing is read or stat'ed)."""
+    try:
+        with os.scandir(data_dir) as entries:
+            names = [(snapshot_timestamp(entry.name), entry.name) for entry in entries]
+    except OSError:
+        return None
+    usable = [
+        (timestamp, name)
+        for timestamp, name in names
+        if timestamp is not None and named_ahead(timestamp, now, max_clock_skew) is None
+    ]
+    return data_dir / max(usable)[1] if usable else None
