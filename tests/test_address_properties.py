@@ -7,7 +7,7 @@ import ipaddress
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crawldash.crawl.address import AddressError, parse_address
+from crawldash.crawl.address import AddressError, network_of, parse_address
 
 BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 ports = st.integers(min_value=1, max_value=65535)
@@ -31,6 +31,13 @@ def ipv6_spellings(draw: st.DrawFn) -> tuple[str, str]:
 def test_ipv4_round_trips(number: int, port: int):
     host = str(ipaddress.IPv4Address(number))
     assert parse_address(f"{host}:{port}") == f"{host}:{port}"
+
+
+@given(st.integers(min_value=0, max_value=2**128 - 1) | st.integers(0xFC << 120, 0xFD << 120))
+def test_the_network_of_a_canonical_ipv6_host_is_cjdns_inside_fc00_8(number: int):
+    address = ipaddress.IPv6Address(number)
+    cjdns = address in ipaddress.IPv6Network("fc00::/8")
+    assert network_of(address.compressed) == ("cjdns" if cjdns else "ipv6")
 
 
 @given(ipv6_spellings(), ports)

@@ -15,7 +15,6 @@ NETWORKS = ("ipv4", "ipv6", "onion", "i2p", "cjdns")
 _ONION = re.compile(r"[a-z2-7]{56}\.onion")
 _I2P = re.compile(r"[a-z2-7]{52}\.b32\.i2p")
 _PORT = re.compile(r"[0-9]{1,5}")
-_CJDNS = ipaddress.IPv6Network("fc00::/8")
 
 
 class AddressError(ValueError):
@@ -93,6 +92,7 @@ def network_of(host: str) -> str:
         return "onion"
     if host.endswith(".i2p"):
         return "i2p"
-    if ":" in host:
-        return "cjdns" if ipaddress.IPv6Address(host) in _CJDNS else "ipv6"
+    if ":" in host:  # compressed IPv6: an address in fc00::/8 starts with a group "fcXX"
+        group = host.partition(":")[0]
+        return "cjdns" if len(group) == 4 and group.startswith("fc") else "ipv6"
     return "ipv4"

@@ -214,8 +214,10 @@ def _csv_lines(addresses: list[str], rows: list[NodeRow]) -> list[bytes]:
 
 def _csv_texts(values: Iterable[object]) -> list[str]:
     """A column of text or None: quoted where it must be, empty for None."""
-    special = _CSV_SPECIAL.search
     texts = ["" if value is None else str(value) for value in values]
+    special = _CSV_SPECIAL.search
+    if not special("\0".join(texts)):  # most columns: one search, not one per node
+        return texts
     return ['"' + text.replace('"', '""') + '"' if special(text) else text for text in texts]
 
 
