@@ -8,7 +8,6 @@ from either exits with status 2 and one line that names the flag or the variable
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import logging
 import os
 import signal
@@ -19,11 +18,14 @@ from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 from . import __version__
-from .crawl.decode import Rules
-from .live.head_start import start_newest_load
 from .live.loader import LoaderProcess
 from .ops.logs import configure_logging
-from .ops.startup import check_can_start, default_max_connections, raise_open_file_limit
+from .ops.startup import (
+    check_can_start,
+    default_max_connections,
+    is_loopback,
+    raise_open_file_limit,
+)
 from .ops.workers import run_workers
 from .options import markdown_table, options_of
 from .settings import (
@@ -33,7 +35,6 @@ from .settings import (
     Settings,
     StartupError,
 )
-from .tools.demo import write_demo
 
 log = logging.getLogger("crawldash")
 S = TypeVar("S")
@@ -163,6 +164,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def run_demo(demo: DemoSettings, settings: Settings) -> int:
+    from .tools.demo import write_demo  # serve's start-up does without it
+
     data_dir, state_dir = write_demo(
         demo.dir,
         nodes=demo.nodes,
@@ -210,7 +213,11 @@ def serve(settings: Settings) -> None:
 
 
 def serve_one(settings: Settings, reuse_port: bool) -> None:
-    """One server process; with ``reuse_port`` it shares the port with other workers."""
+    """One server process; with ``reuse_port`` it shares the port with other workers. Its
+    loader process starts first and loads the newest crawl while this one imports aiohttp
+    and its handlers (``live/head_start.py``): hence the imports in the middle."""
+    loader = LoaderProcess()
+    loader.spawn()
     if reuse_port:  # a spawned worker: it starts with no logging set up
         configure_logging(settings.log_level)
     open_files = raise_open_file_limit()
@@ -223,24 +230,20 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
         open_files,
         connections,
     )
-    loader = LoaderProcess()  # loading the newest crawl while aiohttp is imported below
+    from .crawl.decode import Rules
+    from .live.head_start import start_newest_load
+
     start_newest_load(loader, settings.data_dir, Rules.of(settings), settings.max_clock_skew)
     from .app import create_app
     from .web import server
 
-    server.run(
-        create_app(settings, loader),
-        host=settings.host,
-        port=settings.port,
-        max_connections=connections,
-        reuse_port=reuse_port,
-    )
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        server.run(
+            create_app(settings, loader),
+            host=settings.host,
+            port=settings.port,
+            max_connections=connections,
+            reuse_port=reuse_port,
+        )
+    finally:
+        loader.stop()  # already stopped if the app ran; not if it never started

@@ -73,6 +73,13 @@ class LoaderProcess:
         """Start the process now, not when the next crawl arrives."""
         await self.run(os.getpid)
 
+    def spawn(self) -> None:
+        """Start the process now, if it is not running: it imports the loading code while
+        the caller goes on."""
+        with self._one_call:
+            if self._socket is None:
+                self._spawned()
+
     def head_start(self, function: Callable[..., Any], *args: Any) -> None:
         """Start the process and ``function(*args)`` in it now, from a thread of its own;
         the next ``run`` takes its result if it is the same call (whatever else it is, the
@@ -119,8 +126,12 @@ class LoaderProcess:
 
     async def close(self) -> None:
         """End the process, once a load in progress has replied (or after a few seconds)."""
+        await asyncio.to_thread(self.stop)
+
+    def stop(self) -> None:
+        """``close()`` without an event loop: it blocks."""
         self._stopped = True
-        await asyncio.to_thread(self._close)
+        self._close()
 
     def _call(self, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         with self._one_call:

@@ -3,6 +3,7 @@ each in one line."""
 
 from __future__ import annotations
 
+import ipaddress
 import resource
 import tempfile
 from pathlib import Path
@@ -46,6 +47,16 @@ def check_can_start(state_dir: Path, max_file_size: int) -> None:
             f"--max-file-size {max_file_size} bytes is more than the {available} bytes of "
             "memory available"
         )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def available_memory() -> int | None:
