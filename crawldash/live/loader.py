@@ -43,10 +43,9 @@ class LoaderDied(Exception):
 class LoaderProcess:
     """Runs loads in the loader process; replaces it when it dies.
 
-    Until ``start()``, loads run in a worker thread: before the server listens nothing is
-    being answered, and starting the process first would only delay the first answer. The
-    exception is a ``head_start``: the first snapshot, loaded in the process while the
-    server is still importing its code.
+    Until ``start()``, loads run in a worker thread (before the server listens nothing is
+    being answered), but for a ``head_start``: the newest snapshot, loaded in the process
+    while the server is still importing its code (``serve`` spawns the process first).
     A load during which the process dies is tried once more, in a new process; if that
     one dies too, the load is a ``LoadError`` of kind ``loader_died``.
     """
