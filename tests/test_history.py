@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -217,6 +218,49 @@ async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, 
     await refresher.refresh(changed={"status.json"})
     assert state.snapshot.timestamp == 1_700_000_600
     await refresher.saver.flush()
+
+
+async def test_the_index_is_written_at_most_once_a_minute_unless_flushed(tmp_path, data_dir):
+    """Crawls arriving in a burst cost one save, not one each; flush() and shutdown write
+    what waits at once."""
+
+    def on_disk() -> list[int]:
+        return [e.timestamp for e in store.load()]
+
+    state = State(history_size=10)
+    store = HistoryStore(tmp_path / "history.json")
+    refresher = Refresher(
+        state,
+        store,
+        PresenceStore(tmp_path / "presence.msgpack"),
+        LoaderProcess(),
+        data_dir=data_dir,
+        rules=Rules(10**7),
+    )
+    saver = refresher.saver
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    await refresher.refresh()
+
+    async def saved() -> bool:
+        return saver.saved_at is not None
+
+    await eventually(saved)  # the first change is written at once
+    assert on_disk() == [TS]
+    for i in (1, 2):
+        write_snapshot(data_dir, TS + 600 * i, export_body(rows(3 + i)))
+        await refresher.refresh()
+    assert len(state.history) == 3
+    await asyncio.sleep(0.2)
+    assert on_disk() == [TS]  # the burst waits out the minute
+    await asyncio.wait_for(saver.flush(), 5)
+    assert on_disk() == [TS, TS + 600, TS + 1200]
+    write_snapshot(data_dir, TS + 1800, export_body(rows(6)))
+    await refresher.refresh()
+    await asyncio.sleep(0.2)
+    assert on_disk() == [TS, TS + 600, TS + 1200]
+    await asyncio.wait_for(saver.close(), 5)  # shutdown writes what waits
+    assert on_disk() == [TS, TS + 600, TS + 1200, TS + 1800]
+    await refresher.presence_saver.close()
 
 
 async def test_a_refresh_can_count_only_as_many_bytes_of_crawls_as_allowed(tmp_path, data_dir):

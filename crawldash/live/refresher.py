@@ -36,10 +36,10 @@ SNAPSHOT_TRIES = 3  # older candidates decoded per refresh when the newest are u
 COUNT_BATCH = 32
 FULL_LISTING_SECONDS = 300.0
 COUNT_IN_THREAD_BYTES = 128 * 1024  # larger crawls are counted in the loader process
-# The presence index is written at most this often (and at shutdown): each save encodes it
-# on the event loop, in slices that yield to requests. What a crash loses of it is rebuilt
-# from the crawl files still present.
-PRESENCE_SAVE_EVERY = 60.0
+# Each index is written at most this often (and at shutdown): a save holds up the event loop
+# for milliseconds, which a burst of crawls or the counting at start-up would pay per crawl.
+# What a crash loses of either is rebuilt from the crawl files still present.
+INDEX_SAVE_EVERY = 60.0
 
 
 class Refresher:
@@ -63,10 +63,10 @@ class Refresher:
         self.clock = clock
         self.rejected = Rejections(clock)
         self.store = store
-        self.saver = IndexSaver(store, state.history.entries, clock)
+        self.saver = IndexSaver(store, state.history.entries, clock, INDEX_SAVE_EVERY)
         self.presence_store = presence_store
         encoded = lambda: encoded_presence(state.presence)  # noqa: E731  (restoring replaces it)
-        self.presence_saver = IndexSaver(presence_store, encoded, clock, PRESENCE_SAVE_EVERY)
+        self.presence_saver = IndexSaver(presence_store, encoded, clock, INDEX_SAVE_EVERY)
         self.counting = Counting(state, self.rejected, self._count_file)
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
         self._served: tuple[int, FileVersion] | None = None

@@ -99,9 +99,9 @@ class Store(Protocol[T_contra]):
 class IndexSaver(Generic[T]):
     """Saves an index in the background after each change: what ``entries`` returns (on
     the loop) is written by ``store`` in a worker thread, at most once per ``every``
-    seconds, and at shutdown. A failed save (a full disk, no file descriptors left, a
-    read-only folder) is retried with back-off up to a minute, for as long as it fails;
-    meanwhile the data is kept in memory."""
+    seconds (``flush()`` cuts that wait short), and at shutdown. A failed save (a full
+    disk, no file descriptors left, a read-only folder) is retried with back-off up to a
+    minute, for as long as it fails; meanwhile the data is kept in memory."""
 
     def __init__(
         self,
@@ -119,6 +119,7 @@ class IndexSaver(Generic[T]):
         self.error: str | None = None  # why the latest save failed, while it fails
         self._dirty = False
         self._resting = False  # waiting out ``every`` after a save
+        self._hurry = asyncio.Event()  # ends the wait: flush() wants what is pending saved
         self._task: asyncio.Task[None] | None = None
         self._logged_at = -LOG_EVERY  # when a failure was last logged
         self._unlogged = 0  # failures since then
@@ -129,8 +130,12 @@ class IndexSaver(Generic[T]):
             self._task = asyncio.create_task(self._save_while_dirty(), name="crawldash-index")
 
     async def flush(self) -> None:
-        """Wait until the index on disk holds what memory holds, or a save has failed."""
+        """Wait until the index on disk holds what memory holds, or a save has failed; a
+        change waiting out ``every`` is saved now."""
         while self._task is not None and not self._task.done() and self.error is None:
+            if self._resting and not self._dirty:
+                return  # saved; nothing waits
+            self._hurry.set()
             await asyncio.wait({self._task}, timeout=0.05)
 
     async def close(self) -> None:
@@ -155,13 +160,19 @@ class IndexSaver(Generic[T]):
             if await self._save_once():
                 backoff = 1.0
                 if self.every:
-                    self._resting = True
-                    await asyncio.sleep(self.every)
-                    self._resting = False
+                    await self._rest()
                 continue
             self._dirty = True
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF)
+
+    async def _rest(self) -> None:
+        """Wait out ``every`` seconds, or until ``flush()`` hurries a pending change."""
+        self._resting = True
+        self._hurry.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._hurry.wait(), self.every)
+        self._resting = False
 
     async def _save_once(self) -> bool:
         try:
