@@ -30,3 +30,10 @@ def fail_the_first_time(marker: str) -> int:
         Path(marker).touch()
         raise LoadError("broken", "half-written the first time")
     return os.getpid()
+
+
+def large_and_small(size: int) -> dict[str, object]:
+    """Bytes objects above and below the size that crosses beside a reply's pickle, one of
+    them referred to twice, among other values."""
+    large = bytes(range(256)) * (size // 256)
+    return {"large": large, "again": large, "other": large[::-1], "small": b"small", "n": 7}

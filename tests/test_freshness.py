@@ -16,13 +16,13 @@ import pytest
 from crawldash.app import LOADER, REFRESHER, create_app
 from crawldash.crawl.decode import Rules, read_count
 from crawldash.crawl.files import LoadError
-from crawldash.live.loader import LOADER_NICENESS, LoaderProcess
-from crawldash.live.loader_process import SLICE_NS
+from crawldash.live.loader import LOADER_NICENESS, LoaderProcess, unpacked
+from crawldash.live.loader_process import LARGE, SLICE_NS, packed
 from crawldash.settings import Settings
 
 from .conftest import Client, eventually, watching
 from .factories import export_body, rows, write_snapshot, write_status
-from .loader_jobs import die_the_first_time
+from .loader_jobs import die_the_first_time, large_and_small
 from .process import as_nobody
 
 TS = 1_700_000_000
@@ -316,3 +316,30 @@ async def test_what_a_load_raises_is_raised_in_the_server_which_loads_on(tmp_pat
         assert await loader.run(int, "7") == 7
     finally:
         await loader.close()
+
+
+async def test_large_bytes_cross_beside_the_reply_and_come_back_whole():
+    """Bodies of a large crawl are read beside the pickle, each once, as they were."""
+    loader = LoaderProcess()
+    loader.start()
+    try:
+        got = await loader.run(large_and_small, 4 * LARGE)
+        assert got == large_and_small(4 * LARGE)
+        assert got["again"] is got["large"]  # referred to twice: read once
+    finally:
+        await loader.close()
+
+
+def test_a_reply_cut_short_is_refused_not_misread():
+    reply = ("ok", large_and_small(2 * LARGE))
+    parts = packed(reply)
+    assert len(parts) == 4  # length, pickle, and the two large objects beside it
+    whole = b"".join(parts)
+    for size in (len(whole), len(whole) - 1, len(parts[0]) + len(parts[1]), 3):
+        fd = os.memfd_create("reply")
+        os.write(fd, whole[:size])
+        if size == len(whole):
+            assert unpacked(fd, size) == reply
+        else:
+            with pytest.raises(EOFError):
+                unpacked(fd, size)

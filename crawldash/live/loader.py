@@ -5,14 +5,15 @@ It is started once (``python -m crawldash.live.loader_process``, at nice 19 and 
 scheduler slices: on a busy core answering comes first), imports the loading code, and
 forks a child for each load, so that the memory a load needed is given back when it ends.
 Calls go over a Unix socket, one at a time; each reply comes back as an in-memory file.
-The server side of a call runs in a worker thread, which waits for the reply and reads it
-with the GIL released.
+The server side of a call runs in a worker thread, which waits for the reply, reads its
+large bytes objects with the GIL released and unpickles the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import pickle
@@ -144,7 +145,7 @@ class LoaderProcess:
                     for fd in fds:
                         os.close(fd)
                     raise EOFError
-                kind, value = pickle.loads(_read_whole(fds[0], SIZE.unpack(header)[0]))
+                kind, value = unpacked(fds[0], SIZE.unpack(header)[0])
             except (OSError, EOFError) as exc:  # it ended, or could not be started
                 raise LoaderDied(self._discard() or str(exc)) from exc
         if kind == "died":
@@ -205,18 +206,44 @@ class LoaderProcess:
         return _ended(process.wait())
 
 
-def _read_whole(fd: int, size: int) -> bytearray:
-    """The first ``size`` bytes of the file ``fd``, which is closed; read in one call with
-    the GIL released."""
-    buffer = bytearray(size)
-    with open(fd, "rb", buffering=0) as reply:
-        done = 0
-        while done < size:
-            got = os.preadv(reply.fileno(), [memoryview(buffer)[done:]], done)
-            if not got:
+def unpacked(fd: int, size: int) -> Any:
+    """The reply in the first ``size`` bytes of the file ``fd`` (closed after), as the
+    loader process's ``packed()`` wrote it. EOFError if it is cut short."""
+    with open(fd, "rb", buffering=0):
+        (length,) = SIZE.unpack(_read(fd, SIZE.size, 0))
+        following = SIZE.size + length
+        if following > size:
+            raise EOFError
+        return _Unpickler(_read(fd, length, SIZE.size), fd, following, size).load()
+
+
+class _Unpickler(pickle.Unpickler):
+    """Unpickles a reply; each large bytes object it names is read from the file once."""
+
+    def __init__(self, stream: bytes, fd: int, following: int, size: int) -> None:
+        super().__init__(io.BytesIO(stream))
+        self.fd, self.following, self.size = fd, following, size
+        self.read: dict[tuple[int, int], bytes] = {}
+
+    def persistent_load(self, pid: Any) -> bytes:
+        start, length = place = pid
+        if place not in self.read:
+            if self.following + start + length > self.size:
                 raise EOFError
-            done += got
-    return buffer
+            self.read[place] = _read(self.fd, length, self.following + start)
+        return self.read[place]
+
+
+def _read(fd: int, length: int, offset: int) -> bytes:
+    """``length`` bytes of ``fd`` from ``offset``, read with the GIL released (into the
+    bytes object returned, when they come in one call, as from an in-memory file)."""
+    data = os.pread(fd, length, offset)
+    while len(data) < length:
+        more = os.pread(fd, length - len(data), offset + len(data))
+        if not more:
+            raise EOFError
+        data += more
+    return data
 
 
 def _ended(code: int) -> str:

@@ -6,11 +6,14 @@ at rest crawldash is the server and this.
 
 Calls arrive on a Unix socket (one datagram each, a pickle of ``(function, args)``). The
 child writes its reply into an in-memory file (memfd), and the process sends the server
-that file's descriptor with its length: the reply is never copied through a pipe, and
-the server reads it whole in one call with the GIL released. A reply is ``("ok", value)``,
-``("raised", exception)`` or ``("died", why)`` when the child ended without replying
-(killed, or out of memory). Run as ``python -m crawldash.live.loader_process NICENESS
-SOCKET_FD``; it ends when the server closes its end.
+that file's descriptor with its length: the reply is never copied through a pipe. In the
+file, each bytes object of LARGE bytes or more (the bodies, each node's JSON, the CSV
+records) follows the pickle instead of being inside it, so that the server reads each
+straight into a bytes object of its own with the GIL released, and unpickles only the
+rest while holding it (``packed()``, and ``unpacked()`` in ``loader.py``). A reply is
+``("ok", value)``, ``("raised", exception)`` or ``("died", why)`` when the child ended
+without replying (killed, or out of memory). Run as ``python -m
+crawldash.live.loader_process NICENESS SOCKET_FD``; it ends when the server closes its end.
 
 On a core the server shares, niceness sets how much of it a load gets, not how long the
 server waits once the load has the core: that is the load's scheduler slice (about 3 ms by
@@ -24,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import importlib
+import io
 import os
 import pickle
 import platform
@@ -33,7 +37,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-SIZE = struct.Struct(">Q")  # a reply's length, sent with its file
+SIZE = struct.Struct(">Q")  # a reply's length, sent with its file; its pickle's, in it
+LARGE = 16 * 1024  # bytes objects at least this long follow a reply's pickle, not in it
 PRELOADED = ("crawldash.live.prepared", "crawldash.live.archive", "crawldash.crawl.files")
 MAX_CALL = 1 << 20  # bytes: a call names a function and a few small arguments
 SLICE_NS = 100_000  # the shortest scheduler slice Linux grants (EEVDF's custom slice)
@@ -104,7 +109,7 @@ def in_child(call: bytes) -> int:
     if os.waitstatus_to_exitcode(status) != 0 or os.fstat(reply).st_size == 0:
         os.ftruncate(reply, 0)
         os.lseek(reply, 0, os.SEEK_SET)
-        write_all(reply, pickle.dumps(("died", ended(status))))
+        write_all(reply, *packed(("died", ended(status))))
     return reply
 
 
@@ -112,20 +117,52 @@ def reply_to(call: bytes, reply: int) -> int:
     """Run the call and write its reply; the child's exit status."""
     try:
         function, args = pickle.loads(call)
-        write_all(reply, pickled(function, args))
+        write_all(reply, *outcome(function, args))
         return 0
     except BaseException:  # nothing to reply: the parent says the child died
         return 1
 
 
-def pickled(function: Callable[..., Any], args: tuple[Any, ...]) -> bytes:
+def outcome(function: Callable[..., Any], args: tuple[Any, ...]) -> list[bytes]:
+    """The reply to a call, ``packed()``: what it returned, or what it raised."""
     try:
-        return pickle.dumps(("ok", function(*args)), protocol=5)
+        return packed(("ok", function(*args)))
     except Exception as exc:  # the caller's to handle, as if it had raised there
         try:
-            return pickle.dumps(("raised", exc), protocol=5)
+            return packed(("raised", exc))
         except Exception:  # an exception that cannot be pickled: its text then
-            return pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
+            return packed(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a reply, setting aside each large bytes object (once, however often it is
+    referred to): it is named by its place among those that follow the pickle,
+    ``(start, length)``."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=5)
+        self.large: list[bytes] = []  # held, so that the ids below stay theirs
+        self.places: dict[int, tuple[int, int]] = {}  # by id()
+        self.following = 0  # bytes set aside so far
+
+    def persistent_id(self, obj: Any) -> tuple[int, int] | None:
+        if type(obj) is not bytes or len(obj) < LARGE:
+            return None
+        place = self.places.get(id(obj))
+        if place is None:
+            place = self.places[id(obj)] = self.following, len(obj)
+            self.large.append(obj)
+            self.following += len(obj)
+        return place
+
+
+def packed(reply: Any) -> list[bytes]:
+    """A reply as written to its file: the pickle's length, the pickle, then the large
+    bytes objects it refers to."""
+    stream = io.BytesIO()
+    pickler = _Pickler(stream)
+    pickler.dump(reply)
+    return [SIZE.pack(stream.tell()), stream.getvalue(), *pickler.large]
 
 
 def ended(status: int) -> str:
@@ -133,10 +170,11 @@ def ended(status: int) -> str:
     return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
 
 
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def write_all(fd: int, *parts: bytes) -> None:
+    for part in parts:
+        view = memoryview(part)
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 if __name__ == "__main__":
