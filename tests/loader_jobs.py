@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import platform
 import signal
 from pathlib import Path
 
+import pytest
+
 from crawldash.crawl.files import LoadError
+from crawldash.live.loader_process import SCHED_ATTR
+
+SCHED_GETATTR = {"x86_64": 315, "aarch64": 275}
 
 
 def die_the_first_time(marker: str) -> int:
@@ -37,3 +44,17 @@ def large_and_small(size: int) -> dict[str, object]:
     them referred to twice, among other values."""
     large = bytes(range(256)) * (size // 256)
     return {"large": large, "again": large, "other": large[::-1], "small": b"small", "n": 7}
+
+
+def scheduling() -> tuple[int, int, int]:
+    """This process's scheduling policy, niceness and scheduler slice (ns), as the kernel
+    has them (``sched_getattr``: /proc/<pid>/sched leaves the slice out under SCHED_IDLE)."""
+    number = SCHED_GETATTR.get(platform.machine())
+    if number is None:
+        pytest.skip(f"sched_getattr's number on {platform.machine()} is not known here")
+    attr = ctypes.create_string_buffer(SCHED_ATTR.size)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(number, 0, attr, SCHED_ATTR.size, 0) != 0:
+        raise OSError(ctypes.get_errno(), "sched_getattr")
+    _, policy, _, nice, _, slice_ns, _, _ = SCHED_ATTR.unpack(attr.raw)
+    return policy, nice, slice_ns

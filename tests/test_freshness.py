@@ -22,7 +22,7 @@ from crawldash.settings import Settings
 
 from .conftest import Client, eventually, watching
 from .factories import export_body, rows, write_snapshot, write_status
-from .loader_jobs import die_the_first_time, large_and_small
+from .loader_jobs import die_the_first_time, large_and_small, scheduling
 from .process import as_nobody
 
 TS = 1_700_000_000
@@ -255,16 +255,12 @@ async def test_the_loader_process_yields_to_the_server(aiohttp_client, settings,
     client = await aiohttp_client(create_app(settings))
     loader = client.app[LOADER]
     assert await loader.run(os.nice, 0) == min(19, os.nice(0) + LOADER_NICENESS)
+    assert await loader.run(os.sched_getscheduler, 0) == os.SCHED_IDLE  # and after any other
     first, second = [await loader.run(os.getpid) for _ in "12"]
     assert first != second  # a fresh process for every load: its memory is given back
     assert loader.pid not in (None, first, second)  # forked by the one loader process,
     children = f"/proc/{loader.pid}/task/{loader.pid}/children"
     assert await asyncio.to_thread(Path(children).read_text) == ""  # none kept once done
-
-
-def slice_ns(sched: str) -> int:
-    """The scheduler slice /proc/<pid>/sched reports."""
-    return int(next(line for line in sched.splitlines() if line.startswith("se.slice")).split()[-1])
 
 
 needs_custom_slices = pytest.mark.skipif(
@@ -279,16 +275,18 @@ async def test_a_load_holds_a_shared_core_a_tenth_of_a_millisecond_at_a_time(
 ):
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await aiohttp_client(create_app(settings))
-    sched = await client.app[LOADER].run(Path.read_text, Path("/proc/self/sched"))
-    assert slice_ns(sched) == SLICE_NS == 100_000  # the default is some milliseconds
+    policy, _, slice_ns = await client.app[LOADER].run(scheduling)
+    assert policy == os.SCHED_IDLE
+    assert slice_ns == SLICE_NS == 100_000  # the default is some milliseconds
 
 
 @needs_custom_slices
-def test_any_user_gets_the_short_slices_and_keeps_the_niceness():
+def test_any_user_gets_the_idle_policy_and_short_slices_and_keeps_the_niceness():
     arguments = as_nobody()
     script = (
-        "import os; from crawldash.live.loader_process import short_slices; os.nice(7); "
-        "print(short_slices(250_000), os.nice(0)); print(open('/proc/self/sched').read())"
+        "import os; from crawldash.live.loader_process import idle_policy, short_slices; "
+        "from tests.loader_jobs import scheduling; os.nice(7); "
+        "print(short_slices(250_000), idle_policy(), *scheduling())"
     )
     done = subprocess.run(
         [*arguments["prefix"], arguments["python"], "-c", script],
@@ -297,9 +295,7 @@ def test_any_user_gets_the_short_slices_and_keeps_the_niceness():
         text=True,
         check=True,
     )
-    first, sched = done.stdout.split("\n", 1)
-    assert first == "True 7"
-    assert slice_ns(sched) == 250_000
+    assert done.stdout.split() == ["True", "True", str(os.SCHED_IDLE), "7", "250000"]
 
 
 async def test_what_a_load_raises_is_raised_in_the_server_which_loads_on(tmp_path):

@@ -15,11 +15,13 @@ rest while holding it (``packed()``, and ``unpacked()`` in ``loader.py``). A rep
 without replying (killed, or out of memory). Run as ``python -m
 crawldash.live.loader_process NICENESS SOCKET_FD``; it ends when the server closes its end.
 
-On a core the server shares, niceness sets how much of it a load gets, not how long the
-server waits once the load has the core: that is the load's scheduler slice (about 3 ms by
-default). The process asks for the shortest slice the kernel grants (0.1 ms; Linux 6.12
-and later, for any user), so a load delays an answer by that at most; where the kernel
-refuses or predates it, loads run with the default slice.
+A load runs on CPU time the server leaves: the process takes the SCHED_IDLE policy (any
+user may), under which a task of any other policy waking on its core goes first; where
+that is refused it keeps the niceness alone (even nice 19 takes about 1.4% of a core the
+server saturates, which measurably slowed the answers). How long the server waits once a
+load has the core is the load's scheduler slice (about 3 ms by default): the process asks
+for the shortest the kernel grants (0.1 ms; Linux 6.12 and later, for any user); where the
+kernel refuses or predates it, loads run with the default slice.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     """
     niceness, fd = (int(value) for value in (argv if argv is not None else sys.argv[1:]))
     os.nice(niceness)
-    short_slices(SLICE_NS)
+    short_slices(SLICE_NS)  # first: the kernel keeps it through the change of policy, but
+    idle_policy()  # refuses it to a process already under SCHED_IDLE
     for module in PRELOADED:
         importlib.import_module(module)
     gc.freeze()  # what is imported now is shared with every child, never copied
@@ -76,6 +79,20 @@ def main(argv: list[str] | None = None) -> int:
         except (ConnectionError, KeyboardInterrupt):  # the server has gone
             pass
     return 0
+
+
+def idle_policy() -> bool:
+    """Run this process, and the children it forks, only on CPU time nothing else wants
+    (SCHED_IDLE).
+
+    Returns:
+        Whether the kernel accepted it (elsewhere the niceness alone keeps loads behind).
+    """
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):  # not Linux, or refused
+        return False
+    return True
 
 
 def short_slices(slice_ns: int) -> bool:
