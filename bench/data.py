@@ -13,7 +13,7 @@ from crawldash.tools.demo_data import generate_crawls, status_json
 INTERVAL = 600
 HISTORY_FILES = 8640
 SMALL_NODES = 100  # older history files are small crawls: 8,640 full ones would be ~22 GB
-WRITTEN_LATER = 40  # crawls the run writes one interval apart after the newest: up to now
+WRITTEN_LATER = 50  # crawls the run writes one interval apart after the newest: up to now
 
 
 def make(root: Path) -> dict[str, Path]:

@@ -427,18 +427,15 @@ def more(paths: dict[str, Path], extras: dict[str, str]) -> None:
         )
         hit = next(iter(json.loads(get(base + "/api/snapshot")[1])["nodes"]))
         url = f"{base}/api/check?address={hit}"
-        idle = statistics.median(wrk(url, pid, SECONDS, {}).p99 for _ in range(RUNS))
-        loading, taken = p99_while_loading(url, pid, data_dir, crawls[20:30])
+        loading = crawls[20 : 20 + RUNS * SECONDS]
         extras["check p99 idle / while snapshots load (one per second), loader on either core"] = (
-            f"{idle * 1000:.2f} ms / {loading * 1000:.2f} ms (x{loading / idle:.2f}; "
-            f"{taken} crawls taken over meanwhile)"
+            p99_while_loading(url, pid, data_dir, loading)
         )
         for kid in children(pid)[1:]:  # now the loader process shares the server's core too
             subprocess.run(["taskset", "-p", "-c", "1", str(kid)], check=True, capture_output=True)
-        loading, taken = p99_while_loading(url, pid, data_dir, crawls[30:])
-        extras["check p99 while snapshots load, loader on the server's core"] = (
-            f"{loading * 1000:.2f} ms (x{loading / idle:.2f} idle; "
-            f"{taken} crawls taken over meanwhile)"
+        loading = crawls[20 + RUNS * SECONDS : 20 + 2 * RUNS * SECONDS]
+        extras["check p99 idle / while snapshots load, loader on the server's core"] = (
+            p99_while_loading(url, pid, data_dir, loading)
         )
     extras[f"first answer after start (cold, no state index), median of {STARTS} starts"] = (
         first_answers(lambda: crawldash(data_dir, port, cold(ROOT / "cold")), base + "/api/status")
@@ -478,25 +475,35 @@ def cold(state: Path) -> Path:
     return state
 
 
-def p99_while_loading(
-    url: str, pid: int, data_dir: Path, crawls: list[tuple[int, bytes]]
-) -> tuple[float, int]:
-    """check's p99 while a crawl is written every second, and how many crawls were taken
-    over meanwhile (a load that starts once another ends serves the newest written)."""
-    stop = threading.Event()
+def p99_while_loading(url: str, pid: int, data_dir: Path, crawls: list[tuple[int, bytes]]) -> str:
+    """check's p99 idle and while a crawl is written every second, in RUNS pairs of runs
+    (idle, then loading): a shared machine's speed drifts between runs further apart. Also
+    how many crawls were taken over meanwhile (a load that starts once another ends serves
+    the newest written)."""
+    base = url.split("/api/")[0]
+    first = json.loads(get(base + "/api/status")[1])["snapshot_timestamp"]
     served: set[int] = set()
-    threads = [
-        threading.Thread(target=keep_writing, args=(data_dir, crawls, stop)),
-        threading.Thread(target=keep_looking, args=(url.split("/api/")[0], served, stop)),
-    ]
-    for thread in threads:
-        thread.start()
-    first = json.loads(get(url.split("/api/")[0] + "/api/status")[1])["snapshot_timestamp"]
-    loading = statistics.median(wrk(url, pid, SECONDS, {}).p99 for _ in range(RUNS))
-    stop.set()
-    for thread in threads:
-        thread.join()
-    return loading, len(served - {first})
+    idle, loading = [], []
+    for round_ in range(RUNS):
+        idle.append(wrk(url, pid, SECONDS, {}).p99)
+        stop = threading.Event()
+        these = crawls[round_ * SECONDS : (round_ + 1) * SECONDS]
+        threads = [
+            threading.Thread(target=keep_writing, args=(data_dir, these, stop)),
+            threading.Thread(target=keep_looking, args=(base, served, stop)),
+        ]
+        for thread in threads:
+            thread.start()
+        loading.append(wrk(url, pid, SECONDS, {}).p99)
+        stop.set()
+        for thread in threads:
+            thread.join()
+        time.sleep(1)  # the last crawl's load ends before the next idle run
+    still, busy = statistics.median(idle), statistics.median(loading)
+    return (
+        f"{still * 1000:.2f} ms / {busy * 1000:.2f} ms (x{busy / still:.2f}; "
+        f"{len(served - {first})} crawls taken over meanwhile)"
+    )
 
 
 def keep_looking(base: str, served: set[int], stop: threading.Event) -> None:
