@@ -197,18 +197,22 @@ def test_a_listing_of_named_files_agrees_with_a_whole_listing(data_dir: Path):
     )  # nothing added or removed: the order is reused, not sorted again
 
 
-async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, monkeypatch):
-    write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
-    state = State(history_size=10)
-    store = HistoryStore(tmp_path / "history.json")
-    refresher = Refresher(
-        state,
-        store,
+def refresher_over(data_dir: Path, tmp_path: Path) -> Refresher:
+    """A refresher of a fresh state over ``data_dir``, its indexes in ``tmp_path``."""
+    return Refresher(
+        State(history_size=10),
+        HistoryStore(tmp_path / "history.json"),
         PresenceStore(tmp_path / "presence.msgpack"),
         LoaderProcess(),
         data_dir=data_dir,
         rules=Rules(10**7),
     )
+
+
+async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, monkeypatch):
+    write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
+    refresher = refresher_over(data_dir, tmp_path)
+    state = refresher.state
     await refresher.refresh()
     write_snapshot(data_dir, 1_700_000_600, export_body(rows(4)))
     await refresher.refresh(changed={"status.json"})  # the new crawl went unseen
@@ -227,16 +231,8 @@ async def test_the_index_is_written_at_most_once_a_minute_unless_flushed(tmp_pat
     def on_disk() -> list[int]:
         return [e.timestamp for e in store.load()]
 
-    state = State(history_size=10)
-    store = HistoryStore(tmp_path / "history.json")
-    refresher = Refresher(
-        state,
-        store,
-        PresenceStore(tmp_path / "presence.msgpack"),
-        LoaderProcess(),
-        data_dir=data_dir,
-        rules=Rules(10**7),
-    )
+    refresher = refresher_over(data_dir, tmp_path)
+    state, store = refresher.state, refresher.store
     saver = refresher.saver
     write_snapshot(data_dir, TS, export_body(rows(3)))
     await refresher.refresh()
@@ -268,16 +264,8 @@ async def test_a_refresh_can_count_only_as_many_bytes_of_crawls_as_allowed(tmp_p
     for i in range(4):
         write_snapshot(data_dir, 1_700_000_000 + 600 * i, export_body(rows(20)))
     size = (data_dir / "1700000000.json").stat().st_size
-    state = State(history_size=10)
-    store = HistoryStore(tmp_path / "history.json")
-    refresher = Refresher(
-        state,
-        store,
-        PresenceStore(tmp_path / "presence.msgpack"),
-        LoaderProcess(),
-        data_dir=data_dir,
-        rules=Rules(10**7),
-    )
+    refresher = refresher_over(data_dir, tmp_path)
+    state = refresher.state
     await refresher.refresh(count_bytes=2 * size)
     assert [e.timestamp for e in state.history.entries()] == [
         1_700_000_600,
