@@ -1,9 +1,9 @@
 """The loader process: new snapshots are decoded, indexed, encoded and compressed in a
 process of its own, so that a large crawl never holds the serving process's GIL.
 
-It is started once (``python -m crawldash.live.loader_process``, at nice 19 and in 0.1 ms
-scheduler slices: on a busy core answering comes first), imports the loading code, and
-forks a child for each load, so that the memory a load needed is given back when it ends.
+Started once (``python -m crawldash.live.loader_process``; SCHED_IDLE, else nice 19, in
+0.1 ms slices: on a busy core answering comes first), it imports the loading code and forks
+a child per load, so that the memory a load needed is given back when it ends.
 Calls go over a Unix socket, one at a time; each reply comes back as an in-memory file.
 The server side of a call runs in a worker thread, which waits for the reply, reads its
 large bytes objects with the GIL released and unpickles the rest.
@@ -32,7 +32,7 @@ from .loader_process import SIZE
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-LOADER_NICENESS = 19  # the lowest: on a saturated core a load waits, answers do not
+LOADER_NICENESS = 19  # the lowest, for where SCHED_IDLE is refused (loader_process.py)
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 STOP_WAIT = 5.0  # seconds a stopping server waits for a load in progress
 
