@@ -17,7 +17,7 @@ crawldash.live.loader_process NICENESS SOCKET_FD``; it ends when the server clos
 
 A load runs on CPU time the server leaves: the process takes the SCHED_IDLE policy (any
 user may), under which a task of any other policy waking on its core goes first; where
-that is refused it keeps the niceness alone (even nice 19 takes about 1.4% of a core the
+that is refused it keeps the niceness alone (even at nice 19 it takes a share of a core the
 server saturates, which measurably slowed the answers). How long the server waits once a
 load has the core is the load's scheduler slice (about 3 ms by default): the process asks
 for the shortest the kernel grants (0.1 ms; Linux 6.12 and later, for any user); where the
