@@ -8,12 +8,10 @@ import platform
 import signal
 from pathlib import Path
 
-import pytest
-
 from crawldash.crawl.files import LoadError
 from crawldash.live.loader_process import SCHED_ATTR
 
-SCHED_GETATTR = {"x86_64": 315, "aarch64": 275}
+SCHED_GETATTR = {"x86_64": 315, "aarch64": 275}  # syscall numbers; tests skip elsewhere
 
 
 def die_the_first_time(marker: str) -> int:
@@ -48,13 +46,12 @@ def large_and_small(size: int) -> dict[str, object]:
 
 def scheduling() -> tuple[int, int, int]:
     """This process's scheduling policy, niceness and scheduler slice (ns), as the kernel
-    has them (``sched_getattr``: /proc/<pid>/sched leaves the slice out under SCHED_IDLE)."""
-    number = SCHED_GETATTR.get(platform.machine())
-    if number is None:
-        pytest.skip(f"sched_getattr's number on {platform.machine()} is not known here")
+    has them (``sched_getattr``: /proc/<pid>/sched leaves the slice out under SCHED_IDLE).
+    Runs in the loader process too, where a pytest skip would kill the child: tests check
+    the machine first."""
     attr = ctypes.create_string_buffer(SCHED_ATTR.size)
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.syscall(number, 0, attr, SCHED_ATTR.size, 0) != 0:
+    if libc.syscall(SCHED_GETATTR[platform.machine()], 0, attr, SCHED_ATTR.size, 0) != 0:
         raise OSError(ctypes.get_errno(), "sched_getattr")
     _, policy, _, nice, _, slice_ns, _, _ = SCHED_ATTR.unpack(attr.raw)
     return policy, nice, slice_ns

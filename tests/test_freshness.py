@@ -22,7 +22,7 @@ from crawldash.settings import Settings
 
 from .conftest import Client, eventually, watching
 from .factories import export_body, rows, write_snapshot, write_status
-from .loader_jobs import die_the_first_time, large_and_small, scheduling
+from .loader_jobs import SCHED_GETATTR, die_the_first_time, large_and_small, scheduling
 from .process import as_nobody
 
 TS = 1_700_000_000
@@ -267,9 +267,14 @@ needs_custom_slices = pytest.mark.skipif(
     tuple(int(part) for part in platform.release().split(".")[:2]) < (6, 12),
     reason="Linux grants a process a scheduler slice of its choice from 6.12",
 )
+needs_sched_getattr = pytest.mark.skipif(
+    platform.machine() not in SCHED_GETATTR,
+    reason=f"sched_getattr's number on {platform.machine()} is not known here",
+)
 
 
 @needs_custom_slices
+@needs_sched_getattr
 async def test_a_load_holds_a_shared_core_a_tenth_of_a_millisecond_at_a_time(
     aiohttp_client, settings, data_dir
 ):
@@ -281,6 +286,7 @@ async def test_a_load_holds_a_shared_core_a_tenth_of_a_millisecond_at_a_time(
 
 
 @needs_custom_slices
+@needs_sched_getattr
 def test_any_user_gets_the_idle_policy_and_short_slices_and_keeps_the_niceness():
     arguments = as_nobody()
     script = (

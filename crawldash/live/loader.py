@@ -207,8 +207,8 @@ class LoaderProcess:
 
 
 def unpacked(fd: int, size: int) -> Any:
-    """The reply in the first ``size`` bytes of the file ``fd`` (closed after), as the
-    loader process's ``packed()`` wrote it. EOFError if it is cut short."""
+    """The reply in the first ``size`` bytes of ``fd`` (closed after), as ``packed()`` wrote
+    it; EOFError if cut short or naming more (refused before ``os.pread`` allocates it)."""
     with open(fd, "rb", buffering=0):
         (length,) = SIZE.unpack(_read(fd, SIZE.size, 0))
         following = SIZE.size + length
