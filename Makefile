@@ -7,10 +7,10 @@ DEV := $(VENV)/.dev
 PORT ?= 8080
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format serve demo vendor screenshot bench all clean
+.PHONY: help install test test-quick lint format serve no-data-dir demo vendor screenshot bench bench-quick all clean
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,26 +24,32 @@ $(DEV): $(RUNTIME)
 
 install: $(RUNTIME)  ## create .venv and install crawldash (and the bitnodes bridge's redis client)
 
-test: $(DEV)  ## install the development tools and run the test suite
+test: $(DEV)  ## install the development tools and run the full test suite
 	$(BIN)/python -m pytest
 
-lint: $(DEV)  ## ruff (lint and format check), mypy --strict and the import contracts
-	$(BIN)/ruff check crawldash tests examples bench
-	$(BIN)/ruff format --check crawldash tests examples bench
+test-quick: $(DEV)  ## the suite without the tests marked slow (real browsers, servers, fuzzing)
+	$(BIN)/python -m pytest -m 'not slow'
+
+lint: $(DEV)  ## ruff, mypy --strict, the import contracts and the module size budget
+	$(BIN)/ruff check crawldash tests examples bench scripts
+	$(BIN)/ruff format --check crawldash tests examples bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/module_sizes.py crawldash
 
 format: $(DEV)  ## apply ruff's fixes and formatting
-	$(BIN)/ruff check --fix crawldash tests examples bench
-	$(BIN)/ruff format crawldash tests examples bench
+	$(BIN)/ruff check --fix crawldash tests examples bench scripts
+	$(BIN)/ruff format crawldash tests examples bench scripts
 
-serve: $(RUNTIME)  ## serve DATA_DIR (the crawler's folder) on 127.0.0.1:PORT
-ifndef DATA_DIR
+# Without a DATA_DIR that is a folder, serve says how to give one before anything is built.
+serve: $(if $(and $(DATA_DIR),$(wildcard $(DATA_DIR)/.)),$(RUNTIME),no-data-dir)  ## serve DATA_DIR (the crawler's folder) on 127.0.0.1:PORT
+	$(BIN)/python -m crawldash serve --data-dir $(DATA_DIR) --port $(PORT)
+
+no-data-dir:
+	@$(if $(DATA_DIR),echo "DATA_DIR=$(DATA_DIR) is not a folder" >&2)
 	@echo "make serve needs the crawler's data folder: make serve DATA_DIR=/path/to/folder" >&2
 	@echo "(for bitnodes: its data/export/f9beb4d9; or try make demo)" >&2
 	@exit 2
-endif
-	$(BIN)/python -m crawldash serve --data-dir $(DATA_DIR) --port $(PORT)
 
 demo: $(RUNTIME)  ## write a realistic demo data folder to ./demo-data and serve it
 	$(BIN)/python -m crawldash demo --port $(PORT)
@@ -57,6 +63,10 @@ screenshot: $(DEV)  ## remake docs/dashboard.png with the browser test
 bench: $(DEV)  ## measure against a naive server, aiohttp's ceiling and nginx; writes BENCHMARKS.md
 	$(BIN)/python -m compileall -q crawldash  # its bytecode cached, as pip's install does
 	$(BIN)/python -m bench.run
+
+bench-quick: $(DEV)  ## every benchmark scenario for a few seconds, to see that none is broken
+	$(BIN)/python -m compileall -q crawldash
+	$(BIN)/python -m bench.run --quick
 
 all: lint test  ## lint, type-check and test
 

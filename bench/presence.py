@@ -16,8 +16,12 @@ from pathlib import Path
 
 from pyroaring import FrozenBitMap
 
-from crawldash.live.presence import SLICE, Presence
-from crawldash.live.presence_file import decode_presence, encode_presence, encoded_presence
+from crawldash.live.memory.presence import SLICE, Presence
+from crawldash.live.memory.presence_codec import (
+    decode_presence,
+    encode_presence,
+    encode_presence_in_slices,
+)
 from crawldash.tools.demo_data import generate_crawls
 
 END = 1_790_000_000
@@ -44,7 +48,7 @@ async def build(crawls: int, nodes: int) -> tuple[Presence, list[float], list[fl
             held = [0.0]
             probe = asyncio.create_task(_loop_holds(held))
             await asyncio.sleep(0)
-            await encoded_presence(presence)
+            await encode_presence_in_slices(presence)
             probe.cancel()
             saves.append(held[0])
         members = FrozenBitMap(ids.setdefault(a, len(ids)) for a in addresses)

@@ -14,13 +14,13 @@ import msgspec
 from aiohttp import web
 
 from .crawl.decode import Rules
-from .live.archive import Archive, ArchivedSnapshot, load_archived
 from .live.bodies import represent
-from .live.loader import LoaderProcess
-from .live.refresher import Refresher
+from .live.loading.archive import Archive, ArchivedSnapshot, load_archived
+from .live.loading.client import LoaderClient
+from .live.memory.index_files import HistoryStore, PresenceStore
+from .live.refreshing.refresher import Refresher
+from .live.refreshing.watcher import Watcher
 from .live.state import State
-from .live.store import HistoryStore, PresenceStore
-from .live.watcher import Watcher
 from .ops.access_log import AccessLines, request_logger
 from .ops.health import Health
 from .ops.metrics import Metrics, RequestStats
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 STATE = web.AppKey("state", State)
 REFRESHER = web.AppKey("refresher", Refresher)
 WATCHER = web.AppKey("watcher", Watcher)
-LOADER = web.AppKey("loader", LoaderProcess)
+LOADER = web.AppKey("loader", LoaderClient)
 EVENTS = web.AppKey("events", Broadcaster)
 
 # Limits of the HTTP layer (aiohttp answers past them with a plain-text 400).
@@ -51,7 +51,7 @@ BACKFILL_DELAY = 0.5  # seconds after start-up before older crawls are counted
 STARTUP_COUNT_BYTES = 1_000_000  # of older crawl files counted before the server listens
 
 
-def create_app(settings: Settings, loader: LoaderProcess | None = None) -> web.Application:
+def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Application:
     """The whole service for ``settings``; nothing is read or started until it runs but
     ``loader``, if given (the command line starts it first: ``live/head_start.py``)."""
     requests = RequestStats()
@@ -72,7 +72,7 @@ def create_app(settings: Settings, loader: LoaderProcess | None = None) -> web.A
         stale_after=settings.stale_after,
         stuck_after=settings.stuck_after,
     )
-    loader = loader or LoaderProcess()
+    loader = loader or LoaderClient()
     state_dir, data_dir = settings.resolved_state_dir, settings.data_dir
     rules = Rules.of(settings)
     refresher = Refresher(

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 from . import __version__
-from .live.loader import LoaderProcess
+from .live.loading.client import LoaderClient
 from .ops.logs import configure_logging
 from .ops.startup import (
     check_can_start,
@@ -216,7 +216,7 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
     """One server process; with ``reuse_port`` it shares the port with other workers. Its
     loader process starts first and loads the newest crawl while this one imports aiohttp
     and its handlers (``live/head_start.py``): hence the imports in the middle."""
-    loader = LoaderProcess()
+    loader = LoaderClient()
     loader.spawn()
     if reuse_port:  # a spawned worker: it starts with no logging set up
         configure_logging(settings.log_level)
@@ -231,7 +231,7 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
         connections,
     )
     from .crawl.decode import Rules
-    from .live.head_start import start_newest_load
+    from .live.loading.head_start import start_newest_load
 
     start_newest_load(loader, settings.data_dir, Rules.of(settings), settings.max_clock_skew)
     from .app import create_app

@@ -12,9 +12,9 @@ import msgspec
 from crawldash.app import create_app
 from crawldash.crawl.decode import decode_snapshot
 from crawldash.crawl.files import FileVersion, LoadError
-from crawldash.live.checks import CheckAnswers
-from crawldash.live.prepared import PreparedSnapshot
-from crawldash.live.presence import Presence
+from crawldash.live.loading.prepared import PreparedSnapshot
+from crawldash.live.memory.checks import CheckAnswers
+from crawldash.live.memory.presence import Presence
 from crawldash.models import CheckBody, PresenceBody
 from crawldash.settings import Settings
 

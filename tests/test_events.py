@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from crawldash.app import EVENTS, create_app
-from crawldash.live.history import HistoryEntry
-from crawldash.live.store import HistoryStore
+from crawldash.live.memory.history import HistoryEntry
+from crawldash.live.memory.index_files import HistoryStore
 from crawldash.settings import Settings
 from crawldash.web.events import QUEUE_SIZE
 

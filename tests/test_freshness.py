@@ -16,8 +16,8 @@ import pytest
 from crawldash.app import LOADER, REFRESHER, create_app
 from crawldash.crawl.decode import Rules, read_count
 from crawldash.crawl.files import LoadError
-from crawldash.live.loader import LOADER_NICENESS, LoaderProcess, unpacked
-from crawldash.live.loader_process import LARGE, SLICE_NS, packed
+from crawldash.live.loading.client import LOADER_NICENESS, LoaderClient, unpacked
+from crawldash.live.loading.process import LARGE, SLICE_NS, packed
 from crawldash.settings import Settings
 
 from .conftest import Client, eventually, watching
@@ -225,7 +225,7 @@ async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_die
 
 
 async def test_a_load_that_kills_the_loader_is_retried_in_a_new_loader_process(tmp_path, caplog):
-    loader = LoaderProcess()
+    loader = LoaderClient()
     loader.start()
     try:
         marker = tmp_path / "died-once"
@@ -239,7 +239,7 @@ async def test_a_load_that_kills_the_loader_is_retried_in_a_new_loader_process(t
 
 
 async def test_a_load_that_kills_every_loader_is_a_load_error(tmp_path):
-    loader = LoaderProcess()
+    loader = LoaderClient()
     loader.start()
     try:
         with pytest.raises(LoadError) as error:
@@ -290,7 +290,7 @@ async def test_a_load_holds_a_shared_core_a_tenth_of_a_millisecond_at_a_time(
 def test_any_user_gets_the_idle_policy_and_short_slices_and_keeps_the_niceness():
     arguments = as_nobody()
     script = (
-        "import os; from crawldash.live.loader_process import idle_policy, short_slices; "
+        "import os; from crawldash.live.loading.process import idle_policy, short_slices; "
         "from tests.loader_jobs import scheduling; os.nice(7); "
         "print(short_slices(250_000), idle_policy(), *scheduling())"
     )
@@ -305,7 +305,7 @@ def test_any_user_gets_the_idle_policy_and_short_slices_and_keeps_the_niceness()
 
 
 async def test_what_a_load_raises_is_raised_in_the_server_which_loads_on(tmp_path):
-    loader = LoaderProcess()
+    loader = LoaderClient()
     loader.start()
     try:
         with pytest.raises(ValueError, match="invalid literal"):
@@ -322,7 +322,7 @@ async def test_what_a_load_raises_is_raised_in_the_server_which_loads_on(tmp_pat
 
 async def test_large_bytes_cross_beside_the_reply_and_come_back_whole():
     """Bodies of a large crawl are read beside the pickle, each once, as they were."""
-    loader = LoaderProcess()
+    loader = LoaderClient()
     loader.start()
     try:
         got = await loader.run(large_and_small, 4 * LARGE)

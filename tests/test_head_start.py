@@ -9,8 +9,8 @@ from pathlib import Path
 
 from crawldash.app import LOADER, create_app
 from crawldash.crawl.decode import Rules
-from crawldash.live.head_start import newest_snapshot, start_newest_load
-from crawldash.live.loader import LoaderProcess
+from crawldash.live.loading.client import LoaderClient
+from crawldash.live.loading.head_start import newest_snapshot, start_newest_load
 from crawldash.settings import Settings
 
 from .conftest import eventually
@@ -21,7 +21,7 @@ TS = 1_700_000_000
 
 
 async def test_the_next_run_of_the_same_call_takes_the_head_start(tmp_path: Path):
-    loader = LoaderProcess()
+    loader = LoaderClient()
     tally = str(tmp_path / "tally")
     loader.head_start(count_calls, tally)
     try:
@@ -32,7 +32,7 @@ async def test_the_next_run_of_the_same_call_takes_the_head_start(tmp_path: Path
 
 
 async def test_a_head_start_on_another_call_is_dropped(tmp_path: Path):
-    loader = LoaderProcess()
+    loader = LoaderClient()
     first, other = str(tmp_path / "first"), str(tmp_path / "other")
     loader.head_start(count_calls, first)
     assert loader._ahead is not None
@@ -46,7 +46,7 @@ async def test_a_head_start_on_another_call_is_dropped(tmp_path: Path):
 
 
 async def test_a_head_start_that_failed_or_died_is_called_again(tmp_path: Path):
-    loader = LoaderProcess()
+    loader = LoaderClient()
     loader.start()
     try:
         for job in (fail_the_first_time, die_the_first_time):
@@ -73,7 +73,7 @@ async def test_a_crawl_rewritten_after_its_head_start_is_read_again(
     """The first load serves what the head start read, as the version it read: the file
     rewritten since (the crawler writes in place) is loaded again, not taken as served."""
     path = write_snapshot(data_dir, TS, export_body(rows(3)))
-    loader = LoaderProcess()
+    loader = LoaderClient()
     assert start_newest_load(loader, data_dir, Rules.of(settings), 3600) == path
     assert loader._ahead is not None
     loader._ahead[2].result(timeout=20)  # read and prepared: 3 nodes

@@ -13,12 +13,12 @@ from crawldash.app import REFRESHER, STATE, create_app
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import list_data_dir
 from crawldash.live import bodies
-from crawldash.live import history as history_module
-from crawldash.live.history import History, HistoryEntry
-from crawldash.live.loader import LoaderProcess
-from crawldash.live.refresher import Refresher
+from crawldash.live.loading.client import LoaderClient
+from crawldash.live.memory import history as history_module
+from crawldash.live.memory.history import History, HistoryEntry
+from crawldash.live.memory.index_files import HistoryStore, PresenceStore
+from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.state import State
-from crawldash.live.store import HistoryStore, PresenceStore
 from crawldash.settings import Settings
 
 from .conftest import eventually
@@ -203,7 +203,7 @@ def refresher_over(data_dir: Path, tmp_path: Path) -> Refresher:
         State(history_size=10),
         HistoryStore(tmp_path / "history.json"),
         PresenceStore(tmp_path / "presence.msgpack"),
-        LoaderProcess(),
+        LoaderClient(),
         data_dir=data_dir,
         rules=Rules(10**7),
     )
@@ -218,7 +218,7 @@ async def test_refreshes_list_the_whole_folder_now_and_then(tmp_path, data_dir, 
     await refresher.refresh(changed={"status.json"})  # the new crawl went unseen
     assert state.snapshot is not None
     assert state.snapshot.timestamp == 1_700_000_000
-    monkeypatch.setattr("crawldash.live.refresher.FULL_LISTING_SECONDS", 0.0)
+    monkeypatch.setattr("crawldash.live.refreshing.refresher.FULL_LISTING_SECONDS", 0.0)
     await refresher.refresh(changed={"status.json"})
     assert state.snapshot.timestamp == 1_700_000_600
     await refresher.saver.flush()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from crawldash.app import REFRESHER, create_app
 from crawldash.crawl.files import read_file
-from crawldash.live.history import HistoryEntry
-from crawldash.live.store import HistoryStore
+from crawldash.live.memory.history import HistoryEntry
+from crawldash.live.memory.index_files import HistoryStore
 from crawldash.settings import Settings
 
 from .conftest import Client, eventually, watching

@@ -13,7 +13,7 @@ import pytest
 from yarl import URL
 
 from crawldash.app import create_app
-from crawldash.live.catalog import NodeCatalog
+from crawldash.live.loading.catalog import NodeCatalog
 from crawldash.models import NodeRow
 from crawldash.settings import Settings
 

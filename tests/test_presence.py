@@ -9,14 +9,14 @@ import pytest
 
 from crawldash.app import REFRESHER, create_app
 from crawldash.crawl.decode import Rules
-from crawldash.live.changes import differences
-from crawldash.live.history import HistoryEntry
-from crawldash.live.loader import LoaderProcess
-from crawldash.live.presence import Presence, Summary
-from crawldash.live.presence_file import decode_presence, encode_presence
-from crawldash.live.refresher import Refresher
+from crawldash.live.loading.client import LoaderClient
+from crawldash.live.memory.changes import differences
+from crawldash.live.memory.history import HistoryEntry
+from crawldash.live.memory.index_files import HistoryStore, PresenceStore
+from crawldash.live.memory.presence import Presence, Summary
+from crawldash.live.memory.presence_codec import decode_presence, encode_presence
+from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.state import State
-from crawldash.live.store import HistoryStore, PresenceStore
 from crawldash.settings import Settings
 from tests.conftest import Client, ClientFactory, eventually
 from tests.factories import ONION, export_body, row, rows, write_snapshot
@@ -266,9 +266,9 @@ async def test_a_crawl_skipped_while_another_loaded_is_counted_first_in_the_load
     the served one is recorded, so both are added after the newest known (no pass over
     every address), and, being large, in the loader process (a thread would hold the GIL
     against requests while it decodes)."""
-    monkeypatch.setattr("crawldash.live.refresher.COUNT_IN_THREAD_BYTES", 1000)
+    monkeypatch.setattr("crawldash.live.refreshing.refresher.COUNT_IN_THREAD_BYTES", 1000)
     write_snapshot(data_dir, TS, export_body(rows(3)))
-    state, loader = State(history_size=10), LoaderProcess()
+    state, loader = State(history_size=10), LoaderClient()
     refresher = Refresher(
         state,
         HistoryStore(tmp_path / "history.json"),

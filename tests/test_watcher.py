@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from crawldash.crawl.decode import Rules
-from crawldash.live.loader import LoaderProcess
-from crawldash.live.refresher import Refresher
+from crawldash.live.loading.client import LoaderClient
+from crawldash.live.memory.index_files import HistoryStore, PresenceStore
+from crawldash.live.refreshing.refresher import Refresher
+from crawldash.live.refreshing.watcher import Watcher, crawler_files
 from crawldash.live.state import State
-from crawldash.live.store import HistoryStore, PresenceStore
-from crawldash.live.watcher import Watcher, crawler_files
 
 from .conftest import eventually
 from .factories import export_body, rows, write_snapshot
@@ -50,7 +50,7 @@ def make_watcher(data_dir: Path, tmp_path: Path, awatch: FakeAwatch) -> tuple[Wa
         state,
         store,
         PresenceStore(tmp_path / "presence.msgpack"),
-        LoaderProcess(),
+        LoaderClient(),
         data_dir=data_dir,
         rules=Rules(1 << 20),
     )

@@ -51,6 +51,18 @@ def snapshot_timestamp(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def named_ahead(timestamp: int, now: float, max_clock_skew: int) -> LoadError | None:
+    """Why a crawl named ``timestamp`` is refused for now (more than ``max_clock_skew``
+    seconds ahead of ``now``), or None."""
+    if timestamp <= now + max_clock_skew:
+        return None
+    return LoadError(
+        "future",
+        f"named {int(timestamp - now)} s ahead of this machine's clock (more than "
+        f"--max-clock-skew {max_clock_skew} s); it is tried again when that is no longer so",
+    )
+
+
 def is_crawler_file(name: str) -> bool:
     return name == STATUS_NAME or snapshot_timestamp(name) is not None
 

@@ -13,11 +13,11 @@ import msgspec
 from ..crawl.files import FileVersion
 from ..models import CrawlerStatus, StatusBody
 from .bodies import Representation, represent
-from .changes import Changes
-from .checks import CheckAnswers
-from .history import History, HistoryEntry
-from .prepared import PreparedSnapshot
-from .presence import Presence
+from .loading.prepared import PreparedSnapshot
+from .memory.changes import Changes
+from .memory.checks import CheckAnswers
+from .memory.history import History, HistoryEntry
+from .memory.presence import Presence
 
 _encoder = msgspec.json.Encoder()
 

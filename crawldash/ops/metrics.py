@@ -20,7 +20,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 from ..crawl.address import NETWORKS
-from ..live.rejections import Rejections
+from ..live.refreshing.rejections import Rejections
 from ..live.state import State
 from ..web.responses import plain
 from .health import IndexHealth, Liveness

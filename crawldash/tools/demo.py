@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 from ..crawl.files import STATUS_NAME, snapshot_timestamp, write_atomically
-from ..live.history import HistoryEntry
-from ..live.presence import Presence
-from ..live.presence_file import encode_presence
-from ..live.store import HistoryStore, PresenceStore
+from ..live.memory.history import HistoryEntry
+from ..live.memory.index_files import HistoryStore, PresenceStore
+from ..live.memory.presence import Presence
+from ..live.memory.presence_codec import encode_presence
 from .demo_data import generate_crawls, status_json, tip_height
 
 log = logging.getLogger(__name__)

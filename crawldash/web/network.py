@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from aiohttp import hdrs, web
 
-from ..live.catalog import CSV_HEADER
-from ..live.prepared import PreparedSnapshot
+from ..live.loading.catalog import CSV_HEADER
+from ..live.loading.prepared import PreparedSnapshot
 from ..live.state import State
 from .api import coding_for
 from .errors import no_snapshot

@@ -7,8 +7,8 @@ from typing import Any
 
 from ..crawl.address import NETWORKS
 from ..crawl.breakdown import BY, SERVICE_NAMES
-from ..live.breakdowns import DEFAULT_ROWS, MAX_ROWS
-from ..live.catalog import SORTS
+from ..live.loading.breakdown_bodies import DEFAULT_ROWS, MAX_ROWS
+from ..live.loading.catalog import SORTS
 
 Json = Callable[[dict[str, Any], str], dict[str, Any]]
 Errors = Callable[..., dict[str, Any]]

@@ -13,8 +13,8 @@ from urllib.parse import parse_qsl
 
 from ..crawl.address import NETWORKS, AddressError, parse_address
 from ..crawl.breakdown import BY, SERVICE_NAMES
-from ..live.breakdowns import DEFAULT_ROWS, MAX_ROWS
-from ..live.catalog import SORTS, NodeFilter
+from ..live.loading.breakdown_bodies import DEFAULT_ROWS, MAX_ROWS
+from ..live.loading.catalog import SORTS, NodeFilter
 from .errors import ApiError
 
 DEFAULT_HISTORY_LIMIT = 144

@@ -9,9 +9,9 @@ from collections.abc import Callable
 import msgspec
 from aiohttp import web
 
-from ..live.archive import Archive
-from ..live.checks import node_row
-from ..live.prepared import PreparedSnapshot
+from ..live.loading.archive import Archive
+from ..live.loading.prepared import PreparedSnapshot
+from ..live.memory.checks import node_row
 from ..live.state import State
 from ..models import V1SnapshotList, V1SnapshotRef
 from .api import coding_for

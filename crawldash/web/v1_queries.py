@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..crawl.address import AddressError, parse_address
-from ..live.archive import FIELDS
-from ..live.catalog import NodeFilter
+from ..live.loading.archive import FIELDS
+from ..live.loading.catalog import NodeFilter
 from .errors import ApiError
 from .queries import COUNTRY, bounded, one_value, parse_query, text_value, whole_number
 

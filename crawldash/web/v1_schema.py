@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..live.archive import FIELDS
+from ..live.loading.archive import FIELDS
 from .network_schema import Errors, Json, parameter
 from .v1_queries import MAX_PAGE, V1_DEFAULT_LIMIT, V1_MAX_LIMIT
 

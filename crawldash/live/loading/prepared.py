@@ -15,12 +15,12 @@ from pathlib import Path
 
 import msgspec
 
-from ..crawl.breakdown import networks_of
-from ..crawl.decode import Rules, Snapshot, decode_snapshot, tally_networks
-from ..crawl.files import FileVersion, read_file, snapshot_timestamp
-from ..models import ApiSnapshot
-from .bodies import Representation, compressed, represent
-from .breakdowns import PreparedBreakdown, prepare_breakdowns
+from ...crawl.breakdown import networks_of
+from ...crawl.decode import Rules, Snapshot, decode_snapshot, tally_networks
+from ...crawl.files import FileVersion, read_file, snapshot_timestamp
+from ...models import ApiSnapshot
+from ..bodies import Representation, compressed, represent
+from .breakdown_bodies import PreparedBreakdown, prepare_breakdowns
 from .catalog import NodeCatalog
 
 _encoder = msgspec.json.Encoder()

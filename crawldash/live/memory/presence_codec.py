@@ -9,7 +9,7 @@ from itertools import pairwise
 import msgspec
 from pyroaring import BitMap
 
-from ..models import Base
+from ...models import Base
 from .presence import SLICE, Presence
 
 FORMAT = 1
@@ -27,7 +27,7 @@ _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(_File)
 
 
-async def encoded_presence(presence: Presence) -> bytes:
+async def encode_presence_in_slices(presence: Presence) -> bytes:
     """``encode_presence`` between two changes, never during one, made on the loop in
     slices of SLICE addresses that yield to requests (the whole takes a few ms per 10,000
     addresses; nothing changes meanwhile, as changes wait for ``lock``)."""

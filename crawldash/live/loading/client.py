@@ -1,7 +1,7 @@
 """The loader process: new snapshots are decoded, indexed, encoded and compressed in a
 process of its own, so that a large crawl never holds the serving process's GIL.
 
-Started once (``python -m crawldash.live.loader_process``; SCHED_IDLE, else nice 19, in
+Started once (``python -m crawldash.live.loading.process``; SCHED_IDLE, else nice 19, in
 0.1 ms slices: on a busy core answering comes first), it imports the loading code and forks
 a child per load, so that the memory a load needed is given back when it ends.
 Calls go over a Unix socket, one at a time; each reply comes back as an in-memory file.
@@ -27,8 +27,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ..crawl.files import LoadError
-from .loader_process import SIZE
+from ...crawl.files import LoadError
+from .process import SIZE, ended
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -41,7 +41,7 @@ class LoaderDied(Exception):
     """The loader process, or the child running a call, ended without replying."""
 
 
-class LoaderProcess:
+class LoaderClient:
     """Runs loads in the loader process; replaces it when it dies.
 
     Until ``start()``, loads run in a worker thread (before the server listens nothing is
@@ -160,7 +160,7 @@ class LoaderProcess:
             filter(None, (PACKAGE_ROOT, environment.get("PYTHONPATH")))
         )
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        command = [sys.executable, "-m", "crawldash.live.loader_process"]
+        command = [sys.executable, "-m", "crawldash.live.loading.process"]
         try:
             with theirs:
                 self._process = subprocess.Popen(
@@ -203,7 +203,7 @@ class LoaderProcess:
         if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
-        return _ended(process.wait())
+        return ended(process.wait())
 
 
 def unpacked(fd: int, size: int) -> Any:
@@ -244,7 +244,3 @@ def _read(fd: int, length: int, offset: int) -> bytes:
             raise EOFError
         data += more
     return data
-
-
-def _ended(code: int) -> str:
-    return f"killed by signal {-code}" if code < 0 else f"exit status {code}"

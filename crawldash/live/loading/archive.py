@@ -17,10 +17,10 @@ from pathlib import Path
 
 import msgspec
 
-from ..crawl.decode import Rules, Snapshot, decode_snapshot
-from ..crawl.files import FileVersion, LoadError, read_file
-from ..models import ApiSnapshot, Base
-from .bodies import Representation, compressed, represent
+from ...crawl.decode import Rules, Snapshot, decode_snapshot
+from ...crawl.files import FileVersion, LoadError, read_file
+from ...models import ApiSnapshot, Base
+from ..bodies import Representation, compressed, represent
 
 log = logging.getLogger(__name__)
 ARCHIVE_SIZE = 4  # older crawls kept; a 15,000-node crawl takes about 5 MB in all codings

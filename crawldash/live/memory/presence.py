@@ -26,7 +26,7 @@ from itertools import pairwise
 
 from pyroaring import BitMap
 
-from ..models import PresenceRun
+from ...models import PresenceRun
 
 BASE_SLOT = 1 << 31  # room below for older crawls, above for newer ones
 _END = 1 << 32  # past the last possible slot

@@ -19,16 +19,23 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TypeVar
 
-from ..crawl.decode import CrawlCount, Rules, read_count, read_status
-from ..crawl.files import STATUS_NAME, FileVersion, Listing, LoadError, list_data_dir
+from ...crawl.decode import CrawlCount, Rules, read_count, read_status
+from ...crawl.files import (
+    STATUS_NAME,
+    FileVersion,
+    Listing,
+    LoadError,
+    list_data_dir,
+    named_ahead,
+)
+from ..loading.client import LoaderClient
+from ..loading.prepared import PreparedSnapshot, load_snapshot
+from ..memory.history import HistoryEntry
+from ..memory.index_files import HistoryStore, IndexSaver, PresenceStore
+from ..memory.presence_codec import encode_presence_in_slices
+from ..state import State
 from .counting import Counting
-from .history import HistoryEntry
-from .loader import LoaderProcess
-from .prepared import PreparedSnapshot, load_snapshot
-from .presence_file import encoded_presence
-from .rejections import Rejections, named_ahead
-from .state import State
-from .store import HistoryStore, IndexSaver, PresenceStore
+from .rejections import Rejections
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -48,7 +55,7 @@ class Refresher:
         state: State,
         store: HistoryStore,
         presence_store: PresenceStore,
-        loader: LoaderProcess,
+        loader: LoaderClient,
         *,
         data_dir: Path,
         rules: Rules,
@@ -65,7 +72,7 @@ class Refresher:
         self.store = store
         self.saver = IndexSaver(store, state.history.entries, clock, INDEX_SAVE_EVERY)
         self.presence_store = presence_store
-        encoded = lambda: encoded_presence(state.presence)  # noqa: E731  (restoring replaces it)
+        encoded = lambda: encode_presence_in_slices(state.presence)  # noqa: E731  (restoring replaces it)
         self.presence_saver = IndexSaver(presence_store, encoded, clock, INDEX_SAVE_EVERY)
         self.counting = Counting(state, self.rejected, self._count_file)
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration

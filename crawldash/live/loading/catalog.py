@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import msgspec
 
-from ..models import NodeRow
+from ...models import NodeRow
 
 FIELDS = (
     "protocol_version",

@@ -10,9 +10,9 @@ from itertools import islice, pairwise
 
 import msgspec
 
-from ..crawl.files import FileVersion
-from ..models import Base, HistoryPoint, NetworkCounts, NetworkPoint
-from .bodies import Representation, encoded, represent
+from ...crawl.files import FileVersion
+from ...models import Base, HistoryPoint, NetworkCounts, NetworkPoint
+from ..bodies import Representation, encoded, represent
 
 # Lengths whose answers are also compressed (once per change, when first asked for): a
 # day, a week and a month of 10-minute crawls, and all that is held. Others are sliced

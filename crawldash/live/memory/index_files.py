@@ -16,10 +16,10 @@ from typing import Generic, Protocol, TypeVar
 
 import msgspec
 
-from ..crawl.files import write_atomically
+from ...crawl.files import write_atomically
 from .history import HistoryEntry
 from .presence import Presence
-from .presence_file import decode_presence
+from .presence_codec import decode_presence
 
 log = logging.getLogger(__name__)
 _entries_decoder = msgspec.json.Decoder(list[HistoryEntry])

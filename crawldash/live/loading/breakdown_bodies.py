@@ -8,9 +8,9 @@ from itertools import accumulate
 
 import msgspec
 
-from ..crawl.breakdown import Row, breakdowns, organisations
-from ..models import BreakdownRow, NodeRow
-from .bodies import Representation, compressed, represent
+from ...crawl.breakdown import Row, breakdowns, organisations
+from ...models import BreakdownRow, NodeRow
+from ..bodies import Representation, compressed, represent
 
 DEFAULT_ROWS = 20
 MAX_ROWS = 1000

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import watchfiles
 
-from ..crawl.files import is_crawler_file
+from ...crawl.files import is_crawler_file
 from .refresher import Refresher
 
 log = logging.getLogger(__name__)

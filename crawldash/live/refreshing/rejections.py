@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable, Collection
 
-from ..crawl.files import FileVersion, LoadError
+from ...crawl.files import FileVersion, LoadError
 
 log = logging.getLogger(__name__)
 SETTLE_SECONDS = 2.0  # a file changed more recently than this may still be being written
@@ -56,15 +56,3 @@ class Rejections:
             name: seen for name, seen in self._versions.items() if seen[1] and name in present
         }
         self.unsettled = False
-
-
-def named_ahead(timestamp: int, now: float, max_clock_skew: int) -> LoadError | None:
-    """Why a crawl named ``timestamp`` is refused for now (more than ``max_clock_skew``
-    seconds ahead of ``now``), or None."""
-    if timestamp <= now + max_clock_skew:
-        return None
-    return LoadError(
-        "future",
-        f"named {int(timestamp - now)} s ahead of this machine's clock (more than "
-        f"--max-clock-skew {max_clock_skew} s); it is tried again when that is no longer so",
-    )

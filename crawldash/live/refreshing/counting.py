@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 
-from ..crawl.decode import CrawlCount
-from ..crawl.files import FileVersion, Listing
-from .history import HistoryEntry
+from ...crawl.decode import CrawlCount
+from ...crawl.files import FileVersion, Listing
+from ..memory.history import HistoryEntry
+from ..state import State
 from .rejections import Rejections
-from .state import State
 
 SKIPPED_FIRST = 144  # skipped crawls counted before the one served (a day of 10-minute ones)
 CountFile = Callable[[str, FileVersion], Awaitable[CrawlCount | None]]

@@ -13,15 +13,14 @@ import os
 import time
 from pathlib import Path
 
-from ..crawl.decode import Rules
-from ..crawl.files import snapshot_timestamp
-from .loader import LoaderProcess
+from ...crawl.decode import Rules
+from ...crawl.files import named_ahead, snapshot_timestamp
+from .client import LoaderClient
 from .prepared import load_snapshot
-from .rejections import named_ahead
 
 
 def start_newest_load(
-    loader: LoaderProcess, data_dir: Path, rules: Rules, max_clock_skew: int
+    loader: LoaderClient, data_dir: Path, rules: Rules, max_clock_skew: int
 ) -> Path | None:
     """Give ``loader`` a head start on the newest snapshot file of ``data_dir``.
 

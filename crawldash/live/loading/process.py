@@ -13,7 +13,7 @@ straight into a bytes object of its own with the GIL released, and unpickles onl
 rest while holding it (``packed()``, and ``unpacked()`` in ``loader.py``). A reply is
 ``("ok", value)``, ``("raised", exception)`` or ``("died", why)`` when the child ended
 without replying (killed, or out of memory). Run as ``python -m
-crawldash.live.loader_process NICENESS SOCKET_FD``; it ends when the server closes its end.
+crawldash.live.loading.process NICENESS SOCKET_FD``; it ends when the server closes its end.
 
 A load runs on CPU time the server leaves: the process takes the SCHED_IDLE policy (any
 user may), under which a task of any other policy waking on its core goes first; where
@@ -41,7 +41,11 @@ from typing import Any
 
 SIZE = struct.Struct(">Q")  # a reply's length, sent with its file; its pickle's, in it
 LARGE = 16 * 1024  # bytes objects at least this long follow a reply's pickle, not in it
-PRELOADED = ("crawldash.live.prepared", "crawldash.live.archive", "crawldash.crawl.files")
+PRELOADED = (
+    "crawldash.live.loading.prepared",
+    "crawldash.live.loading.archive",
+    "crawldash.crawl.files",
+)
 MAX_CALL = 1 << 20  # bytes: a call names a function and a few small arguments
 SLICE_NS = 100_000  # the shortest scheduler slice Linux grants (EEVDF's custom slice)
 SCHED_SETATTR = {"x86_64": 314, "aarch64": 274, "riscv64": 274, "ppc64le": 355, "s390x": 345}
@@ -126,7 +130,7 @@ def in_child(call: bytes) -> int:
     if os.waitstatus_to_exitcode(status) != 0 or os.fstat(reply).st_size == 0:
         os.ftruncate(reply, 0)
         os.lseek(reply, 0, os.SEEK_SET)
-        write_all(reply, *packed(("died", ended(status))))
+        write_all(reply, *packed(("died", ended(os.waitstatus_to_exitcode(status)))))
     return reply
 
 
@@ -182,8 +186,8 @@ def packed(reply: Any) -> list[bytes]:
     return [SIZE.pack(stream.tell()), stream.getvalue(), *pickler.large]
 
 
-def ended(status: int) -> str:
-    code = os.waitstatus_to_exitcode(status)
+def ended(code: int) -> str:
+    """How a process ended, from its exit code (negative: the signal that killed it)."""
     return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
 
 

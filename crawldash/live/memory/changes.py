@@ -8,8 +8,8 @@ from collections import Counter
 
 import msgspec
 
-from ..crawl.address import NETWORKS, network_of
-from ..models import ChangesBody, NetworkChanges
+from ...crawl.address import NETWORKS, network_of
+from ...models import ChangesBody, NetworkChanges
 from .presence import Presence
 
 MAX_BODIES = 64  # pairs of crawls kept
