@@ -102,7 +102,8 @@ def build_parser() -> Parser:
         for table, skip in tables:
             add_options(sub, table, skip)
     options = commands.add_parser(
-        "options", help="print a command's own options as a Markdown table, as the README has them"
+        "options",
+        help="print a command's own options as a Markdown table (as in docs/operating.md)",
     )
     options.add_argument("of", choices=list(COMMANDS), help="the command")
     return parser

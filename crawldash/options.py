@@ -123,7 +123,8 @@ def origins(text: str) -> tuple[str, ...]:
 
 
 def markdown_table(settings_type: type[Any], skip: tuple[str, ...] = ()) -> str:
-    """The README's table of a command's options, made from the declarations above."""
+    """The Markdown table of a command's options (as docs/operating.md shows it), made from
+    the declarations above."""
     lines = ["| option | environment | default | meaning |", "| --- | --- | --- | --- |"]
     for name, described in options_of(settings_type):
         if name in skip:

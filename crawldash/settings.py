@@ -1,6 +1,7 @@
 """The one settings table: every option of every command is declared here once, with its
 type, default, environment variable and help text. The command line (``cli.py``), the
-defaults of the settings objects and the README's option tables are all made from it.
+defaults of the settings objects and the option tables in docs/operating.md are all made
+from it.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ class Settings:
     )
     max_subscribers: int = option(100, "concurrent `/api/events` clients", whole_number(1, 100_000))
     workers: int = option(
-        1, "server processes sharing the port (see Benchmarks)", whole_number(1, 64)
+        1, "server processes sharing the port (see docs/operating.md)", whole_number(1, 64)
     )
     heartbeat: float = 15.0  # seconds between event-stream heartbeats
     debounce_ms: int = 300  # the watcher's batching of changes

@@ -57,5 +57,5 @@ async def not_found(request: web.Request) -> web.Response:
     if request.method not in ("GET", "HEAD"):
         raise method_not_allowed(request.method)
     raise ApiError(
-        404, "not_found", f"no such endpoint: {request.path}; see the README for the API"
+        404, "not_found", f"no such endpoint: {request.path}; see docs/api.md for the API"
     )

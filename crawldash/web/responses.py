@@ -1,5 +1,5 @@
-"""Every response goes out through here: common headers, conditional GET, content-coding
-negotiation and CORS.
+"""Every response goes out through here: common headers, conditional GET and content-coding
+negotiation (CORS headers are added by ``cors.py``).
 
 The request path's caches live here too, each bounded, each saving per-request work:
 

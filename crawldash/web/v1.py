@@ -1,5 +1,5 @@
 """The bitnodes.io API v1 routes that a crawler's own files can answer, in its shapes, so
-that a client written for bitnodes.io changes only its base URL (the README's "bitnodes.io
+that a client written for bitnodes.io changes only its base URL (docs/api.md, "bitnodes.io
 API v1" lists what is served and what is not)."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ that file's descriptor with its length: the reply is never copied through a pipe
 file, each bytes object of LARGE bytes or more (the bodies, each node's JSON, the CSV
 records) follows the pickle instead of being inside it, so that the server reads each
 straight into a bytes object of its own with the GIL released, and unpickles only the
-rest while holding it (``packed()``, and ``unpacked()`` in ``loader.py``). A reply is
+rest while holding it (``packed()``, and ``unpacked()`` in ``client.py``). A reply is
 ``("ok", value)``, ``("raised", exception)`` or ``("died", why)`` when the child ended
 without replying (killed, or out of memory). Run as ``python -m
 crawldash.live.loading.process NICENESS SOCKET_FD``; it ends when the server closes its end.

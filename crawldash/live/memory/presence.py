@@ -3,7 +3,8 @@
 One compressed bitmap (pyroaring) per address over crawl *slots*: consecutive integers
 given to the crawls whose membership is known, in time order. A node present for weeks is
 one run in its bitmap, so memory follows churn, not crawls times nodes (``python -m
-bench.presence`` compares it with one bitmap per crawl; see the README's "Node presence").
+bench.presence`` compares it with one bitmap per crawl; see docs/architecture.md, "Node
+presence in memory").
 
 The oldest crawl has slot ``_low``. A newer crawl takes the next slot, an older one (the
 background counting adds them newest first) the slot before ``_low``; one inserted
