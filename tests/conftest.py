@@ -3,7 +3,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -32,6 +34,35 @@ def settings(tmp_path: Path, data_dir: Path) -> Settings:
 async def client(aiohttp_client: ClientFactory, settings: Settings) -> Client:
     """A real server on a real socket, built from ``settings`` over ``data_dir``."""
     return await aiohttp_client(create_app(settings))
+
+
+Serve = Callable[..., Awaitable[Client]]
+
+
+@pytest.fixture
+def serve(aiohttp_client: ClientFactory, settings: Settings) -> Serve:
+    """Start a real server over ``data_dir`` as the test has filled it, on a real socket;
+    keyword arguments replace options of ``settings`` (``serve(history_size=5)``)."""
+
+    async def start(**options: Any) -> Client:
+        return await aiohttp_client(create_app(replace(settings, **options)))
+
+    return start
+
+
+async def served_timestamp(client: Client) -> int | None:
+    """The timestamp of the crawl ``/api/snapshot`` serves, or None while there is none."""
+    response = await client.get("/api/snapshot")
+    return (await response.json())["timestamp"] if response.status == 200 else None
+
+
+async def until_served(client: Client, timestamp: int, within: float = 10.0) -> None:
+    """Wait until ``/api/snapshot`` serves the crawl named ``timestamp``."""
+
+    async def served() -> bool:
+        return await served_timestamp(client) == timestamp
+
+    await eventually(served, within)
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0) -> float:

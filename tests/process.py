@@ -12,12 +12,33 @@ import sysconfig
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+def wait_until(check: Callable[[], object], within: float = 10.0) -> None:
+    """Poll ``check`` until it is true; an OSError (nothing listening yet) counts as not
+    yet. Fails the test after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            if check():
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"condition not met within {within} s")
+        time.sleep(0.05)
+
+
+def watching(base: str) -> bool:
+    """True once the server at ``base`` sees changes to its data folder as they happen."""
+    with urllib.request.urlopen(f"{base}/metrics", timeout=5) as response:
+        return b"\ncrawldash_watcher_watching 1.0\n" in response.read()
 
 
 def free_port() -> int:

@@ -5,18 +5,15 @@ from __future__ import annotations
 import logging
 import pickle
 import time
-from pathlib import Path
 
 import msgspec
 
-from crawldash.app import create_app
 from crawldash.crawl.decode import decode_snapshot
 from crawldash.crawl.files import FileVersion, LoadError
 from crawldash.live.loading.prepared import PreparedSnapshot
 from crawldash.live.memory.checks import CheckAnswers
 from crawldash.live.memory.presence import Presence
 from crawldash.models import CheckBody, PresenceBody
-from crawldash.settings import Settings
 
 from .conftest import Client, eventually
 from .factories import I2P, ONION, api_body, export_body, row, rows, write_snapshot, write_status
@@ -24,7 +21,7 @@ from .factories import I2P, ONION, api_body, export_body, row, rows, write_snaps
 TS = 1_700_000_000
 
 
-async def test_snapshot_export_form_is_served_in_api_v1_shape(aiohttp_client, settings, data_dir):
+async def test_snapshot_export_form_is_served_in_api_v1_shape(serve, data_dir):
     body = [
         row("203.0.113.5", height=900_001),
         row("2001:DB8:0:0::1", 18333, height=900_001),
@@ -33,7 +30,7 @@ async def test_snapshot_export_form_is_served_in_api_v1_shape(aiohttp_client, se
         row("198.51.100.7", height=900_001),
     ]
     write_snapshot(data_dir, TS, export_body(body))
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     response = await client.get("/api/snapshot")
     assert response.status == 200
     assert response.content_type == "application/json"
@@ -52,12 +49,12 @@ async def test_snapshot_export_form_is_served_in_api_v1_shape(aiohttp_client, se
 
 
 async def test_rows_with_unusable_addresses_are_skipped_and_counted_in_the_log(
-    aiohttp_client, settings, data_dir, caplog
+    serve, data_dir, caplog
 ):
     caplog.set_level(logging.INFO, "crawldash")
     body = [row("203.0.113.5"), row("node.example.com"), row("198.51.100.7", 0), row("::1")]
     write_snapshot(data_dir, TS, export_body(body))
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     snapshot = await (await client.get("/api/snapshot")).json()
     assert list(snapshot["nodes"]) == ["203.0.113.5:8333", "[::1]:8333"]
     loaded = [r.getMessage() for r in caplog.records if "snapshot loaded" in r.getMessage()]
@@ -65,9 +62,7 @@ async def test_rows_with_unusable_addresses_are_skipped_and_counted_in_the_log(
     assert "nodes=2 skipped_rows=2 " in loaded[0]
 
 
-async def test_snapshot_api_form_and_duplicates_keep_the_later_row(
-    aiohttp_client, settings, data_dir
-):
+async def test_snapshot_api_form_and_duplicates_keep_the_later_row(serve, data_dir):
     nodes = {"[2001:db8::1]:8333": row("x", height=1)[2:], "198.51.100.7:8333": row("x")[2:]}
     write_snapshot(data_dir, TS, api_body(TS, nodes))
     write_snapshot(
@@ -77,7 +72,7 @@ async def test_snapshot_api_form_and_duplicates_keep_the_later_row(
             [row("203.0.113.5", height=5), row("203.0.113.5", height=6), row("198.51.100.7")]
         ),
     )
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     snapshot = await (await client.get("/api/snapshot")).json()
     assert snapshot["timestamp"] == TS + 600
     assert snapshot["total_nodes"] == 2
@@ -117,7 +112,7 @@ async def test_empty_folder_answers_503_and_unknown_status(client: Client):
     }
 
 
-async def test_status_from_status_json(aiohttp_client, settings, data_dir):
+async def test_status_from_status_json(serve, data_dir):
     now = int(time.time())
     write_snapshot(data_dir, now - 120, export_body(rows(3)))
     write_status(
@@ -129,7 +124,7 @@ async def test_status_from_status_json(aiohttp_client, settings, data_dir):
         updated_at=now - 5,
         unknown_key="ignored",
     )
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     status = await (await client.get("/api/status")).json()
     assert status["state"] == "crawling"
     assert status["queue_size"] == 7
@@ -141,12 +136,9 @@ async def test_status_from_status_json(aiohttp_client, settings, data_dir):
     assert status["stale"] is False
 
 
-async def test_status_without_status_json_falls_back_to_snapshot_height(
-    aiohttp_client, tmp_path: Path, data_dir
-):
+async def test_status_without_status_json_falls_back_to_snapshot_height(serve, data_dir):
     write_snapshot(data_dir, int(time.time()) - 7200, export_body(rows(4, height=800_123)))
-    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", stale_after=3600)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve(stale_after=3600)
     status = await (await client.get("/api/status")).json()
     assert status["state"] == "unknown"
     assert status["queue_size"] is None
@@ -155,11 +147,10 @@ async def test_status_without_status_json_falls_back_to_snapshot_height(
     assert status["stale"] is True
 
 
-async def test_history_limit_order_and_bounds(aiohttp_client, tmp_path: Path, data_dir):
+async def test_history_limit_order_and_bounds(serve, data_dir):
     for i in range(6):
         write_snapshot(data_dir, TS + 600 * i, export_body(rows(10 + i)))
-    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", history_size=5)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve(history_size=5)
     everything = await (await client.get("/api/history", params={"limit": "1000000"})).json()
     assert everything == [{"timestamp": TS + 600 * i, "reachable": 10 + i} for i in range(1, 6)]
     latest_two = await (await client.get("/api/history?limit=2")).json()
@@ -175,7 +166,7 @@ async def test_history_limit_order_and_bounds(aiohttp_client, tmp_path: Path, da
     assert response.status == 400
 
 
-async def test_check_finds_nodes_by_any_spelling(aiohttp_client, settings, data_dir):
+async def test_check_finds_nodes_by_any_spelling(serve, data_dir):
     write_snapshot(
         data_dir,
         TS,
@@ -183,7 +174,7 @@ async def test_check_finds_nodes_by_any_spelling(aiohttp_client, settings, data_
             [row("2001:db8::1"), row(ONION, tor=True), row(I2P, tor=True), row("203.0.113.5")]
         ),
     )
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     for spelled, canonical in [
         ("[2001:DB8:0:0::1]:8333", "[2001:db8::1]:8333"),
         ("[2001:0db8:0000::0001]:8333", "[2001:db8::1]:8333"),
@@ -234,9 +225,9 @@ async def test_check_rejects_malformed_addresses(client: Client):
         assert error["message"]
 
 
-async def test_head_has_get_headers_and_no_body(aiohttp_client, settings, data_dir):
+async def test_head_has_get_headers_and_no_body(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(50)))
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     get = await client.get("/api/snapshot")
     head = await client.head("/api/snapshot")
     assert head.status == 200

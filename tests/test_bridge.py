@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from .process import free_port
+from .process import free_port, wait_until
 
 REDIS = shutil.which("redis-server")
-pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server (Debian redis-server) missing")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(REDIS is None, reason="redis-server (Debian redis-server) missing"),
+]
 
 
 def start_redis(
@@ -50,14 +53,6 @@ def _pings(client: redis.Redis) -> bool:
         return bool(client.ping())
     except redis.ConnectionError:
         return False
-
-
-def wait_until(check, within: float = 10.0) -> None:
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail("condition not met in time")
-        time.sleep(0.05)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,7 +15,7 @@ from crawldash.settings import Settings
 from crawldash.web import server
 
 from .factories import export_body, rows, write_snapshot, write_status
-from .process import serving
+from .process import serving, wait_until, watching
 
 TS = 1_700_000_000
 
@@ -98,19 +97,6 @@ def get(url: str) -> tuple[int, Any]:
         return error.code, json.load(error)
 
 
-def wait_for(check, within: float = 10.0) -> None:
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            if check():
-                return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail("the server did not answer in time")
-        time.sleep(0.05)
-
-
 def test_serve_as_a_real_process(tmp_path: Path):
     data_dir = tmp_path / "data"
     write_snapshot(data_dir, TS, export_body(rows(20)))
@@ -121,9 +107,9 @@ def test_serve_as_a_real_process(tmp_path: Path):
         assert status == 200
         assert snapshot["total_nodes"] == 20
         assert get(f"{base}/api/status")[1]["state"] == "running"
-        time.sleep(1.0)  # let the watcher begin; the end-to-end check is of the whole path
+        wait_until(lambda: watching(base))  # changes from now on are seen as they happen
         write_snapshot(data_dir, TS + 600, export_body(rows(25)))
-        wait_for(lambda: get(f"{base}/api/snapshot")[1]["total_nodes"] == 25, within=5)
+        wait_until(lambda: get(f"{base}/api/snapshot")[1]["total_nodes"] == 25)
         status, answer = get(f"{base}/api/check?address=198.0.0.24:8333")
         assert (status, answer["reachable"]) == (200, True)
         status, error = get(f"{base}/api/check?address=nope")

@@ -6,11 +6,15 @@ import asyncio
 import logging
 from pathlib import Path
 
+import pytest
+
 from crawldash.app import create_app
 from crawldash.settings import Settings
 
 from .conftest import Client, eventually
 from .factories import export_body, rows, write_snapshot
+
+pytestmark = pytest.mark.slow
 
 REQUEST = b"GET /api/status HTTP/1.1\r\nHost: crawldash\r\n\r\n"
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 from crawldash.app import EVENTS, create_app
 from crawldash.live.memory.history import HistoryEntry
 from crawldash.live.memory.index_files import HistoryStore
-from crawldash.settings import Settings
 from crawldash.web.events import QUEUE_SIZE
 
 from .conftest import Client, eventually, watching
@@ -55,12 +53,10 @@ async def dechunk(reader: asyncio.StreamReader) -> asyncio.StreamReader:
     return out
 
 
-async def test_subscriber_gets_current_state_then_a_new_snapshot(
-    aiohttp_client, settings, data_dir
-):
+async def test_subscriber_gets_current_state_then_a_new_snapshot(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(5)))
     write_status(data_dir, state="running", queue_size=3)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     await watching(client)
     reader, writer = await subscribe(client)
     stream = await dechunk(reader)
@@ -76,12 +72,9 @@ async def test_subscriber_gets_current_state_then_a_new_snapshot(
     writer.close()
 
 
-async def test_subscribers_are_limited_and_dropped_when_gone(
-    aiohttp_client, tmp_path: Path, data_dir
-):
+async def test_subscribers_are_limited_and_dropped_when_gone(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(2)))
-    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", max_subscribers=2)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve(max_subscribers=2)
     broadcaster = client.app[EVENTS]
     connections = [await subscribe(client) for _ in range(2)]
     assert len(broadcaster.subscribers) == 2
@@ -97,9 +90,9 @@ async def test_subscribers_are_limited_and_dropped_when_gone(
     await eventually(dropped)
 
 
-async def test_slow_reader_is_disconnected_not_buffered(aiohttp_client, settings, data_dir):
+async def test_slow_reader_is_disconnected_not_buffered(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(2)))
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     broadcaster = client.app[EVENTS]
     queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUE_SIZE)
     broadcaster.subscribers.add(queue)  # a subscriber that never reads
@@ -111,7 +104,7 @@ async def test_slow_reader_is_disconnected_not_buffered(aiohttp_client, settings
     assert len(frames) == QUEUE_SIZE
 
 
-async def test_history_by_network(aiohttp_client, settings, data_dir):
+async def test_history_by_network(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(3)))
     write_snapshot(
         data_dir,
@@ -120,7 +113,7 @@ async def test_history_by_network(aiohttp_client, settings, data_dir):
             [*rows(2), row("2001:db8::1"), row("fc00::5"), row(ONION, tor=True), row(I2P, tor=True)]
         ),
     )
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     points = await (await client.get("/api/history?by=network")).json()
     assert points == [
         {
@@ -163,12 +156,11 @@ async def test_page_and_its_files_are_served_from_the_package(client: Client):
     assert "https://" not in html
 
 
-async def test_head_of_the_event_stream_is_headers_alone(aiohttp_client, tmp_path, data_dir):
+async def test_head_of_the_event_stream_is_headers_alone(serve, data_dir):
     """HEAD gets the stream's headers, no body, and takes no subscriber slot: with one slot,
     a HEAD then a GET over one keep-alive connection both succeed."""
     write_snapshot(data_dir, TS, export_body(rows(2)))
-    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", max_subscribers=1)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve(max_subscribers=1)
     reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
     writer.write(b"HEAD /api/events HTTP/1.1\r\nHost: c\r\n\r\n")
     head = await reader.readuntil(b"\r\n\r\n")

@@ -138,13 +138,11 @@ def test_a_listing_names_only_the_crawls_that_changed(data_dir: Path):
     assert list_data_dir(data_dir, first).changed == {1_700_000_000, 1_700_003_000}
 
 
-async def test_refreshes_count_new_and_rewritten_older_crawls(
-    aiohttp_client, settings, data_dir, monkeypatch
-):
+async def test_refreshes_count_new_and_rewritten_older_crawls(serve, data_dir, monkeypatch):
     monkeypatch.setattr("crawldash.app.BACKFILL_DELAY", 60)  # only refreshes count here
     newest = 1_700_006_000
     write_snapshot(data_dir, newest, export_body(rows(9)))
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     refresher = client.app[REFRESHER]
     for i in range(3):  # older crawls appear after start-up, more than one refresh counts
         write_snapshot(data_dir, newest - 600 * (i + 1), export_body(rows(i + 1)))
@@ -246,13 +244,13 @@ async def test_the_index_is_written_at_most_once_a_minute_unless_flushed(tmp_pat
         write_snapshot(data_dir, TS + 600 * i, export_body(rows(3 + i)))
         await refresher.refresh()
     assert len(state.history) == 3
-    await asyncio.sleep(0.2)
-    assert on_disk() == [TS]  # the burst waits out the minute
+    assert saver.waiting  # the burst waits out the minute
+    assert on_disk() == [TS]
     await asyncio.wait_for(saver.flush(), 5)
     assert on_disk() == [TS, TS + 600, TS + 1200]
     write_snapshot(data_dir, TS + 1800, export_body(rows(6)))
     await refresher.refresh()
-    await asyncio.sleep(0.2)
+    assert saver.waiting
     assert on_disk() == [TS, TS + 600, TS + 1200]
     await asyncio.wait_for(saver.close(), 5)  # shutdown writes what waits
     assert on_disk() == [TS, TS + 600, TS + 1200, TS + 1800]

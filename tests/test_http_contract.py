@@ -23,10 +23,10 @@ TS = 1_700_000_000
 
 
 @pytest.fixture
-async def served(aiohttp_client, settings, data_dir) -> Client:
+async def served(serve, data_dir) -> Client:
     for i in range(3):
         write_snapshot(data_dir, TS + 600 * i, export_body(rows(300 + i)))
-    client: Client = await aiohttp_client(create_app(settings))
+    client: Client = await serve()
     return client
 
 
@@ -147,11 +147,11 @@ def test_negotiation_rules():
     assert negotiate("gzip;q=abc") == "identity"
 
 
-async def test_cache_control_follows_the_crawl_interval(aiohttp_client, settings, data_dir):
+async def test_cache_control_follows_the_crawl_interval(serve, data_dir):
     now = int(time.time())
     for i in range(4):
         write_snapshot(data_dir, now - 300 - 600 * (3 - i), export_body(rows(5)))
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     for path in ("/api/snapshot", "/api/history"):
         cache_control = (await client.get(path)).headers["Cache-Control"]
         assert cache_control.startswith("public, max-age=")
@@ -159,11 +159,11 @@ async def test_cache_control_follows_the_crawl_interval(aiohttp_client, settings
     assert (await client.get("/api/status")).headers["Cache-Control"] == "no-cache"
 
 
-async def test_kept_answers_follow_each_new_crawl(aiohttp_client, settings, data_dir):
+async def test_kept_answers_follow_each_new_crawl(serve, data_dir):
     now = int(time.time())
     for i in range(3):
         write_snapshot(data_dir, now - 300 - 600 * (2 - i), export_body(rows(5 + i)))
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     await watching(client)
     codings = ("gzip", "br", "identity")
 
@@ -193,10 +193,9 @@ async def test_kept_answers_follow_each_new_crawl(aiohttp_client, settings, data
         assert 580 <= max_age <= 590
 
 
-async def test_cache_max_age_setting_wins(aiohttp_client, tmp_path, data_dir):
+async def test_cache_max_age_setting_wins(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(5)))
-    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", cache_max_age=42)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve(cache_max_age=42)
     assert (await client.get("/api/snapshot")).headers["Cache-Control"] == "public, max-age=42"
 
 

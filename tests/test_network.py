@@ -47,9 +47,9 @@ def crawl() -> list[list[Any]]:
 
 
 @pytest.fixture
-async def served(aiohttp_client, settings, data_dir) -> Client:
+async def served(serve, data_dir) -> Client:
     write_snapshot(data_dir, TS, export_body(crawl()))
-    client: Client = await aiohttp_client(create_app(settings))
+    client: Client = await serve()
     return client
 
 

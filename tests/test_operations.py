@@ -13,10 +13,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from crawldash.app import REFRESHER, WATCHER, create_app
-from crawldash.ops.access_log import FLUSH_SECONDS
-from crawldash.settings import Settings
 
-from .conftest import Client, eventually
+from .conftest import Client, eventually, watching
 from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status
 
 NOW = int(time.time())
@@ -38,10 +36,10 @@ async def scrape(client: Client) -> dict[tuple[str, tuple[tuple[str, str], ...]]
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian prometheus) missing")
-async def test_exposition_passes_promtool(aiohttp_client, settings, data_dir):
+async def test_exposition_passes_promtool(serve, data_dir):
     write_snapshot(data_dir, NOW - 60, export_body(rows(5)))
     write_status(data_dir, updated_at=NOW)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     await client.get("/api/status")
     text = await (await client.get("/metrics")).text()
     command = ["promtool", "check", "metrics"]
@@ -51,10 +49,10 @@ async def test_exposition_passes_promtool(aiohttp_client, settings, data_dir):
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-async def test_metrics_move_with_their_causes(aiohttp_client, settings, data_dir):
+async def test_metrics_move_with_their_causes(serve, data_dir):
     write_snapshot(data_dir, NOW - 1200, export_body(rows(3)))
     write_status(data_dir, state="starting", queue_size=5, last_elapsed=40.5, updated_at=NOW)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     before = await scrape(client)
     assert before[("crawldash_snapshot_nodes", ())] == 3
     assert before[("crawldash_crawler_state", (("state", "starting"),))] == 1
@@ -77,6 +75,7 @@ async def test_metrics_move_with_their_causes(aiohttp_client, settings, data_dir
         await client.get("/api/status")
     await client.get("/api/nothing")
     await client.app[REFRESHER].refresh()
+    await watching(client)
     after = await scrape(client)
     assert after[("crawldash_snapshot_timestamp_seconds", ())] == NOW - 600
     assert after[("crawldash_snapshot_nodes", ())] == 6
@@ -95,6 +94,7 @@ async def test_metrics_move_with_their_causes(aiohttp_client, settings, data_dir
     refreshes = ("crawldash_refresh_duration_seconds_count", ())
     assert after[refreshes] > before[refreshes]
     assert after[("crawldash_watcher_up", ())] == 1
+    assert after[("crawldash_watcher_watching", ())] == 1
 
 
 async def test_watcher_down_shows_in_health_and_metrics(aiohttp_client, settings):
@@ -113,10 +113,11 @@ async def test_watcher_down_shows_in_health_and_metrics(aiohttp_client, settings
     assert response.status == 503
     assert (await response.json())["error"]["code"] == "watcher_down"
     assert (await scrape(client))[("crawldash_watcher_up", ())] == 0
+    assert (await scrape(client))[("crawldash_watcher_watching", ())] == 0
 
 
-async def test_healthz_and_readyz(aiohttp_client, settings, data_dir):
-    client = await aiohttp_client(create_app(settings))
+async def test_healthz_and_readyz(serve, data_dir):
+    client = await serve()
 
     async def alive() -> bool:
         return bool((await client.get("/healthz")).status == 200)
@@ -141,42 +142,63 @@ async def test_healthz_and_readyz(aiohttp_client, settings, data_dir):
     assert status["stuck"] is True
 
 
-async def test_stale_threshold_derives_from_the_crawl_interval(aiohttp_client, settings, data_dir):
+async def test_stale_threshold_derives_from_the_crawl_interval(serve, data_dir):
     for i in range(4):  # crawls every 20 minutes: stale after 3 x 1200 s
         write_snapshot(data_dir, NOW - 3000 - 1200 * (3 - i), export_body(rows(3)))
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     status = await (await client.get("/api/status")).json()
     assert status["stale"] is False  # 3000 s old, under 3600
     assert status["next_crawl_expected"] == NOW - 3000 + 1200
     assert (await scrape(client))[("crawldash_stale_after_seconds", ())] == 3600
 
 
-async def test_explicit_stale_after_wins_and_stale_shows_in_readyz(
-    aiohttp_client, tmp_path, data_dir
-):
+async def test_explicit_stale_after_wins_and_stale_shows_in_readyz(serve, data_dir):
     write_snapshot(data_dir, NOW - 120, export_body(rows(3)))
-    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", stale_after=60)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve(stale_after=60)
     assert (await (await client.get("/api/status")).json())["stale"] is True
     response = await client.get("/readyz")
     assert (await response.json())["error"]["code"] == "stale"
     assert (await scrape(client))[("crawldash_stale", ())] == 1
 
 
+def logged(err: str) -> list[str]:
+    """The access-log lines in ``err``, but for the test's own scrapes of /metrics."""
+    return [
+        line for line in err.splitlines() if "aiohttp.access" in line and "/metrics" not in line
+    ]
+
+
 @pytest.mark.parametrize("access_log", [True, False])
 async def test_requests_are_counted_whether_or_not_the_access_log_is_written(
-    aiohttp_client, tmp_path: Path, data_dir: Path, capsys, access_log: bool
+    serve, data_dir: Path, capsys, access_log: bool
 ):
     write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
-    settings = Settings(data_dir=data_dir, state_dir=tmp_path / "s", access_log=access_log)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve(access_log=access_log)
     sizes = []
     for path in ("/api/check?address=203.0.113.9:8333", "/api/check", "/no/such/page%0Ax"):
         response = await client.get(path, headers={"User-Agent": 'probe "1"'})
         sizes.append(len(await response.read()))
-    assert "aiohttp.access" not in capsys.readouterr().err  # written in batches
-    await asyncio.sleep(FLUSH_SECONDS + 0.2)
-    lines = [line for line in capsys.readouterr().err.splitlines() if "aiohttp.access" in line]
+    written = capsys.readouterr().err
+    assert "aiohttp.access" not in written  # written in batches
+
+    async def all_counted() -> bool:
+        scraped = await scrape(client)
+        return (
+            scraped.get(
+                ("crawldash_http_requests_total", (("route", "other"), ("status", "404"))), 0
+            )
+            == 1
+        )
+
+    async def all_written() -> bool:
+        nonlocal written
+        written += capsys.readouterr().err
+        return len(logged(written)) >= 3
+
+    await eventually(all_counted)  # the hook has seen every request
+    if access_log:
+        await eventually(all_written)
+    lines = logged(written + capsys.readouterr().err)
     assert len(lines) == (3 if access_log else 0)
     if access_log:
         request_line = ' INFO aiohttp.access: 127.0.0.1 "GET /api/check HTTP/1.1" 400 '

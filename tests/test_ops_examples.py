@@ -21,6 +21,8 @@ needs_promtool = pytest.mark.skipif(
     shutil.which("promtool") is None, reason="promtool (Debian prometheus) missing"
 )
 
+pytestmark = pytest.mark.slow
+
 
 def run(*command: str, cwd: Path | None = None) -> str:
     result = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=cwd)

@@ -146,6 +146,7 @@ async def test_presence_is_rebuilt_from_the_files_present_when_its_index_is_lost
         "first_seen": TS + 600,
         "last_seen": TS + 4200,
     }
+    await client.app[REFRESHER].presence_saver.flush()
     assert store.path.exists()  # and written again
 
 
@@ -163,11 +164,9 @@ async def test_points_from_an_index_without_membership_do_not_count(
     assert (await presence(client, f"{STEADY}:8333"))["crawls"] == 1
 
 
-async def test_changes_between_the_latest_crawl_and_an_earlier_one(
-    aiohttp_client: ClientFactory, settings: Settings, data_dir: Path
-):
+async def test_changes_between_the_latest_crawl_and_an_earlier_one(serve, data_dir: Path):
     write_crawls(data_dir)
-    client = await aiohttp_client(create_app(settings))
+    client = await serve()
     await complete(client)
     latest = await (await client.get("/api/changes")).json()
     assert latest["from"] == TS + 3600

@@ -7,9 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from crawldash import cli
 
 from .process import serving
+
+pytestmark = pytest.mark.slow
 
 # positive_data_acceptance is left out: the schema's address pattern is necessary but not
 # sufficient (it cannot say that an IPv4 octet is at most 255 or that a port is at most

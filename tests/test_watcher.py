@@ -85,8 +85,7 @@ async def test_missing_folder_is_waited_for_not_a_failure(tmp_path, caplog):
     waiting = [r for r in caplog.records if "waiting for it" in r.getMessage()]
     assert [r.levelno for r in waiting] == [logging.WARNING]
     write_snapshot(data_dir, TS, export_body(rows(2)))
-    took = await eventually(lambda: _true(state.snapshot is not None), within=5)
-    assert took < 1.0  # picked up within a second of its creation
+    await eventually(lambda: _true(state.snapshot is not None), within=5)
     assert state.data_dir_problem is None
     assert watcher.restarts == 0
     assert len([r for r in caplog.records if "waiting for it" in r.getMessage()]) == 1

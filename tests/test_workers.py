@@ -16,6 +16,8 @@ import pytest
 from .factories import export_body, rows, write_snapshot
 from .process import free_port
 
+pytestmark = pytest.mark.slow
+
 
 def listeners(port: int) -> int:
     out = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)

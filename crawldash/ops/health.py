@@ -24,6 +24,9 @@ class Liveness(Protocol):
     def alive(self) -> bool: ...
 
     @property
+    def watching(self) -> bool: ...
+
+    @property
     def restarts(self) -> int: ...
 
 

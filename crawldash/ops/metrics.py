@@ -190,6 +190,11 @@ class DataCollector(Collector):
         )
         yield gauge("watcher_up", "1 while the watcher runs.", int(self.watcher.alive))
         yield gauge(
+            "watcher_watching",
+            "1 once the watcher sees changes to the data folder as they happen.",
+            int(self.watcher.watching),
+        )
+        yield gauge(
             "history_index_saved_timestamp_seconds",
             "When the history index was last written.",
             self.index.saved_at,

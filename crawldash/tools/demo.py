@@ -7,12 +7,15 @@ import os
 import time
 from pathlib import Path
 
+from pyroaring import BitMap
+
+from ..crawl.address import NETWORKS
 from ..crawl.files import STATUS_NAME, snapshot_timestamp, write_atomically
 from ..live.memory.history import HistoryEntry
 from ..live.memory.index_files import HistoryStore, PresenceStore
-from ..live.memory.presence import Presence
+from ..live.memory.presence import BASE_SLOT, Presence
 from ..live.memory.presence_codec import encode_presence
-from .demo_data import generate_crawls, status_json, tip_height
+from .demo_data import Crawl, generate_crawls, status_json, tip_height
 
 log = logging.getLogger(__name__)
 INTERVAL = 600
@@ -38,23 +41,18 @@ def write_demo(
     _remove_old_crawls(data_dir)
     end = end if end is not None else int(time.time()) // INTERVAL * INTERVAL
     started = time.monotonic()
-    pruned: list[HistoryEntry] = []
-    presence = Presence()
+    pruned = _PrunedCrawls()
     for index, crawl in enumerate(
         generate_crawls(nodes=nodes, crawls=crawls, interval=INTERVAL, end=end, seed=seed)
     ):
         if index < crawls - keep_files:
-            height = tip_height(crawl.timestamp)  # the generator's consensus height
-            pruned.append(
-                HistoryEntry(crawl.timestamp, crawl.reachable, 0, 0, crawl.networks(), height)
-            )
-            presence.add(crawl.timestamp, crawl.addresses())
+            pruned.add(crawl)
             continue
         path = data_dir / f"{crawl.timestamp}.json"
         write_atomically(path, crawl.body())
         os.utime(path, (crawl.timestamp, crawl.timestamp))
-    HistoryStore.for_data_dir(state_dir, data_dir).save(pruned)
-    PresenceStore.for_data_dir(state_dir, data_dir).save(encode_presence(presence))
+    HistoryStore.for_data_dir(state_dir, data_dir).save(pruned.entries)
+    PresenceStore.for_data_dir(state_dir, data_dir).save(encode_presence(pruned.presence()))
     write_atomically(data_dir / STATUS_NAME, status_json(end=end, seed=seed))
     log.info(
         "demo written dir=%s crawls=%d files=%d nodes=%d seconds=%.1f",
@@ -65,6 +63,50 @@ def write_demo(
         time.monotonic() - started,
     )
     return data_dir, state_dir
+
+
+class _PrunedCrawls:
+    """What the history and presence indexes keep of crawls whose files are gone.
+
+    Consecutive crawls share most of their nodes, so each crawl is taken as the change
+    from the one before: a node's run of crawls becomes one range in its bitmap, and the
+    counts by network move by the nodes that joined and left. Adding each crawl's every
+    address to ``Presence`` one by one came to most of the demo's writing time.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[HistoryEntry] = []
+        self._bits: dict[str, BitMap] = {}
+        self._online: dict[str, int] = {}  # address -> its network, in the latest crawl
+        self._since: dict[str, int] = {}  # address -> the slot its current run began
+        self._counts = [0] * len(NETWORKS)
+
+    def add(self, crawl: Crawl) -> None:
+        slot, now = BASE_SLOT + len(self.entries), crawl.networks_by_address()
+        for address in self._online.keys() - now.keys():
+            self._end_run(address, slot)
+            self._counts[self._online[address]] -= 1
+        for address in now.keys() - self._online.keys():
+            self._since[address] = slot
+            self._counts[now[address]] += 1
+        self._online = now
+        height = tip_height(crawl.timestamp)  # the generator's consensus height
+        networks = tuple(self._counts)
+        self.entries.append(HistoryEntry(crawl.timestamp, crawl.reachable, 0, 0, networks, height))
+
+    def presence(self) -> Presence:
+        end = BASE_SLOT + len(self.entries)
+        for address in list(self._online):
+            self._end_run(address, end)
+        self._online = {}
+        timestamps = [entry.timestamp for entry in self.entries]
+        return Presence.restored(BASE_SLOT, timestamps, self._bits)
+
+    def _end_run(self, address: str, end: int) -> None:
+        bitmap = self._bits.get(address)
+        if bitmap is None:
+            bitmap = self._bits[address] = BitMap()
+        bitmap.add_range(self._since.pop(address), end)
 
 
 def _remove_old_crawls(data_dir: Path) -> None:

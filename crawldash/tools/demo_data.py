@@ -13,7 +13,6 @@ from __future__ import annotations
 import ipaddress
 import math
 import random
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeVar
@@ -90,10 +89,9 @@ class Crawl:
         """Its nodes' canonical addresses."""
         return [node.address for node in self._nodes]
 
-    def networks(self) -> tuple[int, ...]:
-        """Its nodes by network, in NETWORKS order."""
-        counts = Counter(node.network for node in self._nodes)
-        return tuple(counts.get(index, 0) for index in range(len(NETWORKS)))
+    def networks_by_address(self) -> dict[str, int]:
+        """Each node's network (its index in NETWORKS), by canonical address."""
+        return {node.address: node.network for node in self._nodes}
 
     def body(self) -> bytes:
         """The whole file: a JSON array in the bitnodes export form."""

@@ -124,6 +124,11 @@ class IndexSaver(Generic[T]):
         self._logged_at = -LOG_EVERY  # when a failure was last logged
         self._unlogged = 0  # failures since then
 
+    @property
+    def waiting(self) -> bool:
+        """True while a change waits out ``every`` before it is written."""
+        return self._resting and self._dirty
+
     def schedule(self) -> None:
         self._dirty = True
         if self._task is None or self._task.done():
