@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -17,9 +19,13 @@ from .factories import export_body, rows, write_snapshot
 from .process import serving
 
 CHROMIUM = "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(),
+        reason="Debian's chromium is not installed at /usr/bin/chromium",
+    ),
+]
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -34,6 +40,66 @@ FLAGS = [
 def get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=5) as response:
         return json.load(response)
+
+
+def error_of(url: str) -> dict[str, Any]:
+    """The ``error`` object of an answer that must be an error."""
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(url, timeout=5)
+    error: dict[str, Any] = json.load(caught.value)["error"]
+    return error
+
+
+# The element's colour and the background it is drawn on: its own, or the nearest
+# ancestor's that is not transparent.
+COLOURS_JS = r"""e => {
+  const colour = getComputedStyle(e).color;
+  for (let at = e; at; at = at.parentElement) {
+    const background = getComputedStyle(at).backgroundColor;
+    if (!/^rgba\(.*, 0\)$|^transparent$/.test(background)) return [colour, background];
+  }
+  return [colour, "rgb(255, 255, 255)"];
+}"""
+
+
+def luminance(css: str) -> float:
+    """WCAG 2's relative luminance of an opaque ``rgb(r, g, b)``."""
+    numbers = [float(n) for n in re.findall(r"[\d.]+", css)]
+    assert len(numbers) == 3 or numbers[3] == 1, css  # opaque: no blending to do
+    r, g, b = (
+        c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+        for c in (n / 255 for n in numbers[:3])
+    )
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(page: Any, selector: str) -> float:
+    """The contrast ratio of the first element matching ``selector``, text to background."""
+    colour, background = page.locator(selector).first.evaluate(COLOURS_JS)
+    lighter, darker = sorted([luminance(colour), luminance(background)], reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+# Text the page shows in a check's aftermath, in either scheme: 4.5:1 or more (WCAG AA).
+TEXT = [
+    "#search-form button",
+    "#check-form button",
+    "#csv-link",
+    ".tiles dt",
+    ".headline small",
+    "#by-network caption",
+    "#by-network thead th",
+    "#by-network tbody th",
+    "#check-result",
+    "#presence-legend",
+    "#presence-summary",
+    "footer",
+]
+
+
+def assert_readable(page: Any) -> None:
+    ratios = {selector: round(contrast(page, selector), 2) for selector in TEXT}
+    assert {s: r for s, r in ratios.items() if r < 4.5} == {}, ratios
 
 
 def test_dashboard_in_chromium(tmp_path: Path):
@@ -67,6 +133,10 @@ def test_dashboard_in_chromium(tmp_path: Path):
         page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda error: script_errors.append(str(error)))
         page.goto(base + "/")
+        live = page.locator("#live")  # the live status line is announced as it changes
+        expect(live).to_have_attribute("role", "status")
+        expect(live).to_have_attribute("aria-live", "polite")
+        expect(live).to_have_text("live")
 
         status = get(base + "/api/status")
         expect(page.locator("#tile-state")).to_have_text(status["state"])
@@ -78,6 +148,22 @@ def test_dashboard_in_chromium(tmp_path: Path):
         expect(page.locator("body")).to_have_attribute("data-points", str(held))
         page.check("#split")
         expect(page.locator(".u-legend")).to_contain_text("onion")
+        history = get(base + "/api/history?limit=1000000&by=network")
+        reachable = [point["reachable"] for point in history]
+        by_network = ", ".join(
+            f"{name} {history[-1]['networks'].get(name, 0):,}"
+            for name in ("ipv4", "ipv6", "onion", "i2p", "cjdns")
+        )
+        chart = page.locator("#chart")  # a text alternative that follows the data plotted
+        expect(chart).to_have_attribute("role", "img")
+        expect(chart).to_have_attribute(
+            "aria-label",
+            re.compile(
+                f"^Chart of reachable nodes over the last {held:,} crawls, .*: "
+                f"latest {reachable[-1]:,}, lowest {min(reachable):,}, "
+                f"highest {max(reachable):,}; latest by network: {by_network}$"
+            ),
+        )
         assert console_errors == []  # loaded cleanly (the check form's 400 below is logged)
         changes = get(base + "/api/changes")
         expect(page.locator("body")).to_have_attribute("data-joined", str(changes["joined_count"]))
@@ -94,6 +180,12 @@ def test_dashboard_in_chromium(tmp_path: Path):
             f"{first_row['value']}{first_row['nodes']:,}"
         )
         expect(page.locator("#by-asn tbody")).to_contain_text("AS")  # providers, with names
+        for table in page.locator(".breakdowns table").all():
+            expect(table.locator("caption")).not_to_be_empty()
+            expect(table.locator("thead th[scope=col]")).to_have_count(3)
+            expect(table.locator("tbody tr").first.locator("th[scope=row]")).to_have_count(1)
+        expect(page.locator("#by-network thead th").first).to_have_text("Network")
+        expect(page.locator("#by-network tbody th").first).to_have_text(first_row["value"])
 
         known = next(a for a in snapshot["nodes"] if not a.startswith("["))
         page.fill("#search", known)
@@ -107,9 +199,21 @@ def test_dashboard_in_chromium(tmp_path: Path):
             page.click("#csv-link")
         downloaded = Path(download_info.value.path()).read_text().splitlines()
         assert len(downloaded) - 1 == hetzner  # the header, then a row per node
+        nodes_api = re.compile(r"/api/nodes\?")
+        page.route(  # an error answer that is not JSON, as from a proxy in front
+            nodes_api, lambda route: route.fulfill(status=503, content_type="text/plain", body="")
+        )
+        page.click("#search-form button")
+        expect(page.locator("#search-count")).to_have_text(re.compile(r"^crawldash answered 503"))
+        expect(page.locator("#search-count")).to_have_class("error")
+        page.unroute(nodes_api)
+        page.click("#search-form button")
+        expect(page.locator("#search-count")).to_contain_text(f"{hetzner:,} nodes match")
 
         snapshot_tile = page.locator("#tile-snapshot").inner_text()
-        found = next(iter(get(base + "/api/snapshot")["nodes"]))
+        newest_rows = rows(321)  # the next crawl, written below
+        in_newest = {f"{r[0]}:{r[1]}" for r in newest_rows}
+        found = next(a for a in get(base + "/api/snapshot")["nodes"] if a not in in_newest)
         flaky = next(  # a node of the latest crawl with gaps in the chart's range
             a
             for a in get(base + "/api/snapshot")["nodes"]
@@ -128,7 +232,36 @@ def test_dashboard_in_chromium(tmp_path: Path):
         expect(strip).to_have_attribute("data-runs", str(len(runs)))
         present = sum(run["crawls"] for run in runs if run["present"])
         expect(strip).to_have_attribute("data-present", str(present))
-        expect(strip.locator("span.absent")).to_have_count(sum(not r["present"] for r in runs))
+        gaps = sum(not r["present"] for r in runs)
+        expect(strip.locator("span.absent")).to_have_count(gaps)
+        # Present and absent differ in more than colour: solid and full height, or hatched
+        # and lower; the legend shows the same; and a text summary says it in words.
+        shape = "e => [getComputedStyle(e).backgroundImage, e.getBoundingClientRect().height]"
+        absent_image, absent_height = strip.locator("span.absent").first.evaluate(shape)
+        present_image, present_height = strip.locator("span.present").first.evaluate(shape)
+        assert absent_image.startswith("repeating-linear-gradient(")
+        assert present_image == "none"
+        assert absent_height < present_height
+        legend = page.locator("#presence-legend")
+        assert legend.locator(".absent").evaluate(shape)[0] == absent_image
+        assert legend.locator(".present").evaluate(shape)[0] == "none"
+        expect(legend).to_contain_text("not in it (hatched)")
+        total = sum(run["crawls"] for run in runs)
+        missing = total - present
+        assert gaps >= 1  # flaky: in the latest crawl, with a gap before it
+        summary = f"; missing from {missing:,} crawl{'s' * (missing != 1)} in {gaps:,} gap"
+        expect(page.locator("#presence-summary")).to_be_visible()
+        expect(page.locator("#presence-summary")).to_contain_text(
+            f"In {present:,} of the last {total:,} crawls ("
+        )
+        expect(page.locator("#presence-summary")).to_contain_text(summary)
+        expect(strip).to_have_attribute(
+            "aria-label", re.compile(f"^Presence of {re.escape(flaky)}: In {present:,} of ")
+        )
+        expect(strip).to_have_attribute("aria-label", re.compile(re.escape(summary)))
+        result = page.locator("#check-result")
+        dns = error_of(base + "/api/check?address=example.com:8333")
+        assert dns["status"] == 400
         for address, css, text in [
             (found, "found", "is reachable"),
             ("203.0.113.77:8333", "missing", "is not in the latest crawl"),
@@ -136,15 +269,38 @@ def test_dashboard_in_chromium(tmp_path: Path):
         ]:
             page.fill("#address", address)
             page.keyboard.press("Enter")  # the form works from the keyboard
-            expect(page.locator("#check-result")).to_contain_text(text)
-            expect(page.locator("#check-result")).to_have_class(css)
+            expect(result).to_contain_text(text)
+            expect(result).to_have_class(css)
+        expect(result).to_have_text(dns["message"])  # the API's error message, as it is
+        expect(strip).to_be_hidden()
+        expect(page.locator("#presence-summary")).to_be_hidden()
+
+        check_api = re.compile(r"/api/check\?")
+        page.route(  # an error answer that is not JSON: its status is shown, not a parse error
+            check_api,
+            lambda route: route.fulfill(
+                status=502, content_type="text/html", body="<html><h1>Bad Gateway</h1></html>"
+            ),
+        )
+        page.fill("#address", found)
+        page.keyboard.press("Enter")
+        expect(result).to_have_text(re.compile(r"^crawldash answered 502"))
+        expect(result).to_have_class("error")
+        page.unroute(check_api)
+
+        typed = "203.0.113.77:8333"
+        page.fill("#address", found)
+        page.keyboard.press("Enter")
+        expect(result).to_have_text(re.compile(f"^{re.escape(found)} is reachable"))
+        expect(page.locator("body")).to_have_attribute("data-checked", found)
+        page.fill("#address", typed)  # typed, not checked: a new crawl re-checks `found`
 
         page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)  # the artefact
         if os.environ.get("CRAWLDASH_SCREENSHOT"):  # how docs/dashboard.png is made
             shutil.copy(tmp_path / "dashboard.png", os.environ["CRAWLDASH_SCREENSHOT"])
 
         newest = status["snapshot_timestamp"] + 600
-        write_snapshot(data_dir, newest, export_body(rows(321)))
+        write_snapshot(data_dir, newest, export_body(newest_rows))
         expect(page.locator("body")).to_have_attribute("data-status", str(newest), timeout=10_000)
         expect(page.locator("body")).to_have_attribute("data-points", str(held + 1))
         expect(page.locator("#tile-snapshot")).not_to_have_text(snapshot_tile)
@@ -154,6 +310,15 @@ def test_dashboard_in_chromium(tmp_path: Path):
         assert changes["joined_count"] == 321  # none of the new crawl's nodes was there before
         expect(page.locator("body")).to_have_attribute("data-joined", "321")
         expect(page.locator("body")).to_have_attribute("data-left", str(changes["left_count"]))
+        expect(live).to_contain_text("a new crawl, 321 nodes")  # announced
+        expect(chart).to_have_attribute("aria-label", re.compile(r": latest 321, "))
+        rechecked = get(base + f"/api/check?address={found}")
+        assert not rechecked["reachable"]
+        expect(page.locator("#check-presence")).to_contain_text(
+            f"of {rechecked['presence']['crawls']:,} crawls held"
+        )
+        expect(result).to_have_text(f"{found} is not in the latest crawl.")
+        expect(page.locator("#address")).to_have_value(typed)  # what was typed stays there
         unlabelled = page.evaluate(
             "[...document.querySelectorAll('input, select')]"
             ".filter(e => e.labels.length === 0).map(e => e.id)"
@@ -166,5 +331,15 @@ def test_dashboard_in_chromium(tmp_path: Path):
         expect(phone.locator("body")).to_have_attribute("data-points", "144")
         assert phone.evaluate("getComputedStyle(document.body).backgroundColor") != light
         assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+        assert_readable(page)  # light
+        page.screenshot(path=str(tmp_path / "dashboard-light.png"), full_page=True)
+        page.emulate_media(color_scheme="dark")
+        expect(page.locator("body")).to_have_css("background-color", "rgb(13, 17, 23)")
+        expect(chart).to_have_attribute("data-scheme", "dark")  # redrawn in the dark colours
+        for button in ("#check-form button", "#search-form button"):
+            assert contrast(page, button) >= 4.5, button
+        assert_readable(page)
+        page.screenshot(path=str(tmp_path / "dashboard-dark.png"), full_page=True)
         browser.close()
     assert script_errors == []

@@ -3,10 +3,18 @@
 // a check form with the node's presence from /api/presence, and live updates from
 // /api/events. No framework; uPlot draws the chart.
 const NETWORKS = ["ipv4", "ipv6", "onion", "i2p", "cjdns"];
-const COLORS = ["#0b5cad", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#57606a"];
+// The chart's colours, 3:1 or more against the page's background in each scheme.
+const COLORS = {
+  light: ["#0b5cad", "#1a7f37", "#8250df", "#bf8700", "#cf222e", "#57606a"],
+  dark: ["#58a6ff", "#3fb950", "#a371f7", "#d29922", "#ff7b72", "#8b949e"],
+};
+const DARK = window.matchMedia("(prefers-color-scheme: dark)");
 const $ = (id) => document.getElementById(id);
 let chart = null;
-let checked = null;  // the address whose presence is shown
+// The address whose check is shown, as the API spelled it: a new crawl or another range
+// re-checks it, whatever has since been typed in the box.
+let checked = null;
+let checks = 0;  // counts checks begun, so that only the latest one's answer is shown
 
 function fmtTime(seconds) {
   return seconds == null ? "—"
@@ -38,12 +46,44 @@ function showStatus(status) {
   document.body.dataset.status = status.snapshot_timestamp ?? "";
 }
 
+// An error answer: the API's {"error": {"status", "code", "message"}}, or what is known of
+// one that is not in that shape (from a proxy, say).
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
 async function getJSON(url) {
-  // no-cache: revalidate (a cheap 304) rather than trust max-age, as crawls can come early
-  const response = await fetch(url, { cache: "no-cache", headers: { Accept: "application/json" } });
-  const body = await response.json();
-  if (!response.ok) throw new Error(body.error ? body.error.message : response.statusText);
-  return body;
+  let response;
+  try {
+    // no-cache: revalidate (a cheap 304) rather than trust max-age, as crawls can come early
+    response = await fetch(url, { cache: "no-cache", headers: { Accept: "application/json" } });
+  } catch (error) {
+    throw new ApiError(0, "unreachable", `crawldash cannot be reached (${error.message})`);
+  }
+  if (!response.ok) {
+    let detail = null;
+    try {
+      const body = await response.json();
+      if (body && body.error && typeof body.error.message === "string") detail = body.error;
+    } catch {
+      // not JSON: described by the status below
+    }
+    throw detail
+      ? new ApiError(detail.status ?? response.status, detail.code, detail.message)
+      : new ApiError(response.status, "http_error",
+        `crawldash answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`);
+  }
+  try {
+    return await response.json();
+  } catch {
+    throw new ApiError(response.status, "bad_body",
+      `crawldash answered ${url} with a body that is not JSON`);
+  }
 }
 
 async function refreshStatus() { showStatus(await getJSON("/api/status")); }
@@ -77,11 +117,14 @@ async function refreshBreakdowns() {
       const tr = document.createElement("tr");
       const name = row.value == null ? "unknown" : String(row.value);
       const label = row.org ? `${name} ${row.org}` : name;
-      for (const [text, css] of [[label, ""], [row.nodes.toLocaleString(), "n"],
-                                 [`${(row.share * 100).toFixed(1)}%`, "n"]]) {
+      const th = document.createElement("th");
+      th.scope = "row";
+      th.textContent = label;
+      tr.append(th);
+      for (const text of [row.nodes.toLocaleString(), `${(row.share * 100).toFixed(1)}%`]) {
         const td = document.createElement("td");
         td.textContent = text;
-        if (css) td.className = css;
+        td.className = "n";
         tr.append(td);
       }
       return tr;
@@ -95,7 +138,16 @@ async function search(event) {
   const q = $("search").value.trim();
   const query = q ? `q=${encodeURIComponent(q)}` : "";
   $("csv-link").href = `/api/nodes?${query}${query ? "&" : ""}format=csv`;
-  const page = await getJSON(`/api/nodes?${query}${query ? "&" : ""}limit=20`);
+  let page;
+  try {
+    page = await getJSON(`/api/nodes?${query}${query ? "&" : ""}limit=20`);
+  } catch (error) {
+    $("search-count").className = "error";
+    $("search-count").textContent = error.message;
+    $("search-results").replaceChildren();
+    return;
+  }
+  $("search-count").className = "";
   $("search-count").textContent = `${page.count.toLocaleString()} nodes match` +
     (page.count > page.results.length ? `; the first ${page.results.length}:` : ":");
   $("search-results").replaceChildren(...page.results.map((node) => {
@@ -108,35 +160,72 @@ async function search(event) {
   document.body.dataset.searched = String(page.count);
 }
 
+// The chart's text alternative: what it plots, over when, and its latest, lowest and
+// highest values (and each network's latest, when split).
+function describeChart(points, split) {
+  if (points.length === 0) return "Chart of reachable nodes: no crawls held yet";
+  const reachable = points.map((p) => p.reachable);
+  const latest = points[points.length - 1];
+  let text = `Chart of reachable nodes over the last ${points.length.toLocaleString()} ` +
+    `crawl${points.length === 1 ? "" : "s"}, ${fmtTime(points[0].timestamp)} to ` +
+    `${fmtTime(latest.timestamp)}: latest ${fmtNumber(latest.reachable)}, ` +
+    `lowest ${fmtNumber(Math.min(...reachable))}, highest ${fmtNumber(Math.max(...reachable))}`;
+  if (split && latest.networks) {
+    text += "; latest by network: " +
+      NETWORKS.map((name) => `${name} ${fmtNumber(latest.networks[name] ?? 0)}`).join(", ");
+  }
+  return text;
+}
+
 async function refreshChart() {
   const limit = $("range").value;
   const split = $("split").checked;
   const points = await getJSON(`/api/history?limit=${limit}&by=network`);
+  const colors = DARK.matches ? COLORS.dark : COLORS.light;
+  const css = getComputedStyle(document.documentElement);
+  const fg = css.getPropertyValue("--fg").trim();
+  const grid = css.getPropertyValue("--grid").trim();
   const xs = points.map((p) => p.timestamp);
-  const series = [{}, { label: "reachable", stroke: COLORS[0], width: 2 }];
+  const series = [{}, { label: "reachable", stroke: colors[0], width: 2 }];
   const data = [xs, points.map((p) => p.reachable)];
   if (split) {
     NETWORKS.forEach((name, i) => {
-      series.push({ label: name, stroke: COLORS[i + 1], width: 1.5 });
+      series.push({ label: name, stroke: colors[i + 1], width: 1.5 });
       data.push(points.map((p) => (p.networks ? p.networks[name] : null)));
     });
   }
+  const axis = { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid } };
   const width = $("chart").clientWidth || 600;
   if (chart) chart.destroy();
-  chart = new uPlot({ width, height: 320, series, axes: [{}, { size: 70 }],
+  chart = new uPlot({ width, height: 320, series, axes: [axis, { ...axis, size: 70 }],
                       scales: { x: { time: true } } }, data, $("chart"));
+  $("chart").setAttribute("aria-label", describeChart(points, split));
+  $("chart").dataset.scheme = DARK.matches ? "dark" : "light";
   document.body.dataset.points = String(xs.length);
 }
 
-async function check(event) {
-  if (event) event.preventDefault();
+function hidePresence() {
+  $("presence-strip").hidden = $("presence-legend").hidden = $("presence-summary").hidden = true;
+}
+
+// The check form: checks what is in the box, and keeps that address for re-checks.
+function submitCheck(event) {
+  event.preventDefault();
+  check($("address").value.trim(), false).catch(report);
+}
+
+// Check an address: a new one from the form, or (again) the one shown, on a new crawl.
+async function check(address, again) {
+  const mine = ++checks;
   const result = $("check-result");
-  const address = $("address").value.trim();
-  $("check-presence").textContent = "";
-  $("presence-strip").hidden = $("presence-legend").hidden = true;
-  checked = null;
+  if (!again) {
+    $("check-presence").textContent = "";
+    hidePresence();
+    checked = null;
+  }
   try {
     const answer = await getJSON(`/api/check?address=${encodeURIComponent(address)}`);
+    if (mine !== checks) return;  // a later check answers instead
     result.className = answer.reachable ? "found" : "missing";
     result.textContent = answer.reachable
       ? `${answer.address} is reachable (${answer.node.user_agent ?? "unknown agent"}, height ${answer.node.height}).`
@@ -148,57 +237,84 @@ async function check(event) {
         `first seen ${fmtTime(p.first_seen)}, last seen ${fmtTime(p.last_seen)}.`;
     document.body.dataset.seen = `${p.seen}/${p.crawls}`;
     checked = answer.address;
+    document.body.dataset.checked = checked;
     await showPresence(checked);
   } catch (error) {
+    if (mine !== checks) return;
     result.className = "error";
     result.textContent = error.message;
+    if (!again) return;
+    $("check-presence").textContent = "";  // the re-check failed: show nothing stale
+    hidePresence();
   }
 }
 
+function plural(n, word) { return `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`; }
+
 async function showPresence(address) {
+  const mine = checks;
   const limit = $("range").value;
   const runs = await getJSON(`/api/presence?address=${encodeURIComponent(address)}&limit=${limit}`);
+  if (mine !== checks || address !== checked) return;  // another check began meanwhile
   const strip = $("presence-strip");
+  const span = (run) => `${fmtTime(run.from)} to ${fmtTime(run.to)}`;
   strip.replaceChildren(...runs.map((run) => {
-    const span = document.createElement("span");
-    span.className = run.present ? "present" : "absent";
-    span.style.flexGrow = String(run.crawls);
-    span.title = `${run.present ? "in" : "not in"} ${run.crawls} crawl${run.crawls === 1 ? "" : "s"}, ` +
-      `${fmtTime(run.from)} to ${fmtTime(run.to)}`;
-    return span;
+    const part = document.createElement("span");
+    part.className = run.present ? "present" : "absent";
+    part.style.flexGrow = String(run.crawls);
+    part.title = `${run.present ? "in" : "not in"} ${plural(run.crawls, "crawl")}, ${span(run)}`;
+    return part;
   }));
+  const gaps = runs.filter((run) => !run.present);
   const present = runs.filter((run) => run.present).reduce((n, run) => n + run.crawls, 0);
   const total = runs.reduce((n, run) => n + run.crawls, 0);
-  strip.setAttribute("aria-label", `${address} was in ${present} of the last ${total} crawls, ` +
-    `in ${runs.filter((run) => run.present).length} runs`);
+  const summary = total === 0 ? "" : `In ${present.toLocaleString()} of the last ` +
+    `${plural(total, "crawl")} (${fmtTime(runs[0].from)} to ${fmtTime(runs[runs.length - 1].to)})` +
+    (gaps.length === 0 ? ", with no gaps."
+      : `; missing from ${plural(total - present, "crawl")} in ${plural(gaps.length, "gap")}.`);
+  const latest = gaps.slice(-3).reverse()
+    .map((run) => `${span(run)} (${plural(run.crawls, "crawl")})`);
+  const which = gaps.length === 1 ? "The gap" : gaps.length <= 3 ? "The gaps, latest first"
+    : "The 3 latest gaps";
+  strip.setAttribute("aria-label", `Presence of ${address}: ${summary}` +
+    (latest.length ? ` ${which}: ${latest.join("; ")}.` : ""));
+  $("presence-summary").textContent = summary;
   strip.dataset.runs = String(runs.length);
   strip.dataset.present = String(present);
-  strip.hidden = $("presence-legend").hidden = runs.length === 0;
+  strip.hidden = $("presence-legend").hidden = $("presence-summary").hidden = runs.length === 0;
 }
 
 function listen() {
   const source = new EventSource("/api/events");
+  let shown = null;  // the snapshot shown, so that a reconnection does not announce it again
   source.addEventListener("open", () => { $("live").textContent = "live"; });
   source.addEventListener("error", () => { $("live").textContent = "reconnecting…"; });
   source.addEventListener("status", (event) => showStatus(JSON.parse(event.data)));
-  source.addEventListener("snapshot", () => {
+  source.addEventListener("snapshot", (event) => {
+    const snapshot = JSON.parse(event.data);
+    if (shown != null && snapshot.timestamp !== shown) {
+      $("live").textContent = `live: a new crawl, ${fmtNumber(snapshot.total_nodes)} nodes, ` +
+        `at ${fmtTime(snapshot.timestamp)}`;
+    }
+    shown = snapshot.timestamp;
     refreshChart().catch(report);
     refreshHeadline().catch(report);
     refreshBreakdowns().catch(report);
     refreshChurn().catch(report);
-    if (checked) check().catch(report);
+    if (checked) check(checked, true).catch(report);
   });
 }
 
 function report(error) { $("live").textContent = `error: ${error.message}`; }
 
-$("check-form").addEventListener("submit", check);
+$("check-form").addEventListener("submit", submitCheck);
 $("search-form").addEventListener("submit", (event) => search(event).catch(report));
 $("range").addEventListener("change", () => {
   refreshChart().catch(report);
   if (checked) showPresence(checked).catch(report);
 });
 $("split").addEventListener("change", () => refreshChart().catch(report));
+DARK.addEventListener("change", () => refreshChart().catch(report));  // the chart's colours
 window.addEventListener("resize", () => { if (chart) chart.setSize({ width: $("chart").clientWidth, height: 320 }); });
 refreshStatus().catch(report);
 refreshChart().catch(report);
