@@ -82,6 +82,7 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
         loader,
         data_dir=settings.data_dir,
         rules=rules,
+        status_file=settings.status_file,
         max_clock_skew=settings.max_clock_skew,
     )
     watcher = Watcher(
@@ -94,7 +95,7 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
         state,
         refresher.rejected,
         watcher,
-        refresher.saver,
+        (refresher.saver, refresher.presence_saver),
         requests,
         breakdowns=settings.metrics_breakdowns,
     )
@@ -105,7 +106,7 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
     openapi = represent(msgspec.json.encode(build_openapi()), time.time())
     api = Api(state, openapi, settings.cache_max_age)
     cors = Cors(settings.cors_origins) if settings.cors_origins else None
-    health = Health(state, watcher, refresher.saver)
+    health = Health(state, watcher, (refresher.saver, refresher.presence_saver))
     network = Network(state, api.until_next_crawl)
     presences = Presences(state)
 

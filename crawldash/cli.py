@@ -196,7 +196,7 @@ def run_bridge(bridge_settings: BridgeSettings) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     assert bridge_settings.out is not None  # required: settings_from checked it
-    bridge.run(client, url, bridge_settings.out, bridge_settings.interval, stop)
+    bridge.run(client, bridge.described(url), bridge_settings.out, bridge_settings.interval, stop)
     return 0
 
 
@@ -223,14 +223,17 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
         configure_logging(settings.log_level)
     open_files = raise_open_file_limit()
     connections = settings.max_connections or default_max_connections(open_files)
-    log.info(
-        "serving %s on http://%s:%d open_files=%d max_connections=%d",
-        settings.data_dir,
-        settings.host,
-        settings.port,
-        open_files,
-        connections,
-    )
+
+    def listening() -> None:  # said once the socket listens, not before
+        log.info(
+            "serving %s on http://%s:%d open_files=%d max_connections=%d",
+            settings.data_dir,
+            settings.host,
+            settings.port,
+            open_files,
+            connections,
+        )
+
     from .crawl.decode import Rules
     from .live.loading.head_start import start_newest_load
 
@@ -245,6 +248,7 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
             port=settings.port,
             max_connections=connections,
             reuse_port=reuse_port,
+            on_listening=listening,
         )
     finally:
         loader.stop()  # already stopped if the app ran; not if it never started

@@ -38,6 +38,13 @@ class Settings:
     all but the two folders) and a few knobs for tests that have no option."""
 
     data_dir: Path = option(Path("data"), "the crawler's output folder", Path, shown="./data")
+    status_file: Path | None = option(
+        None,
+        "the crawler's live status (JSON); put it where no crawler tool globs `*.json`, "
+        "as the bitnodes bridge's units do",
+        Path,
+        shown="`status.json` in the data folder",
+    )
     state_dir: Path | None = option(
         None,
         "where the history index lives",
@@ -180,7 +187,8 @@ class BridgeSettings:
     )
     out: Path | None = option(
         None,
-        "the status.json to write, in an existing data folder",
+        "the status file to write, in an existing folder where no crawler tool globs "
+        "`*.json` (crawldash serve reads it with --status-file)",
         file_in_a_folder,
         shown="required",
         env="CRAWLDASH_STATUS_OUT",

@@ -128,8 +128,9 @@ def test_bridge_writes_status_and_survives_an_outage(redis_port: int, tmp_path: 
         _, stderr = bridge.communicate(timeout=10)
     assert bridge.returncode == 0
     assert "Traceback" not in stderr
-    assert "status.json not rewritten" in stderr
-    assert "redis reachable again" in stderr
+    assert "redis read failed reason=ConnectionError" in stderr
+    assert "status not rewritten; retrying with back-off" in stderr
+    assert "redis read works again; status rewritten" in stderr
 
 
 def bridge_command(out: Path, *options: str) -> list[str]:

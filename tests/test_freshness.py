@@ -174,6 +174,33 @@ async def test_status_json_changes_are_picked_up_and_bad_ones_ignored(serve, dat
     assert await state_is("running")
 
 
+async def test_a_status_file_kept_elsewhere_is_read_there_and_followed(
+    serve, data_dir, tmp_path, caplog
+):
+    elsewhere = tmp_path / "run"
+    elsewhere.mkdir()
+    write_snapshot(data_dir, TS, export_body(rows(3)))
+    write_status(data_dir, state="in the data folder")  # not read: --status-file wins
+    status_file = write_status(elsewhere, state="starting", queue_size=1)
+    client = await serve(status_file=status_file)
+
+    async def state_is(expected: str) -> bool:
+        return bool((await (await client.get("/api/status")).json())["state"] == expected)
+
+    assert await state_is("starting")
+    await watching(client)
+    write_status(elsewhere, state="running", queue_size=5000)  # no crawl changes meanwhile
+    await eventually(lambda: state_is("running"))
+    status_file.write_text('{"state": 5}')
+    age(status_file, 60)
+    await client.app[REFRESHER].poll_status()
+    assert await state_is("running")  # a bad one is that file's problem
+    assert "name=status.json kind=decode" in caplog.text
+    status_file.unlink()
+    await client.app[REFRESHER].refresh()
+    assert await state_is("running")  # gone: the last good status stays
+
+
 async def test_newest_unusable_at_start_serves_the_newest_good_file(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(3)))
     write_snapshot(data_dir, TS + 600, export_body(rows(4)))

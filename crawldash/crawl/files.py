@@ -95,7 +95,7 @@ def list_data_dir(
             timestamp = snapshot_timestamp(name)
             if timestamp is None and name != STATUS_NAME:
                 continue
-            version = _version(data_dir / name)
+            version = file_version(data_dir / name)
             if timestamp is None:
                 status = version
                 continue
@@ -158,7 +158,7 @@ def _scan(data_dir: Path) -> tuple[dict[int, tuple[str, FileVersion]], FileVersi
                 info = entry.stat()
                 version: FileVersion | None = FileVersion(info.st_size, info.st_mtime_ns)
             except OSError:  # a link that cannot be followed: the name's own version
-                version = _version(Path(entry.path))
+                version = file_version(Path(entry.path))
             if version is None:
                 continue
             if match is None:
@@ -168,7 +168,7 @@ def _scan(data_dir: Path) -> tuple[dict[int, tuple[str, FileVersion]], FileVersi
     return snapshots, status
 
 
-def _version(path: Path) -> FileVersion | None:
+def file_version(path: Path) -> FileVersion | None:
     """The version of what the name stands for; of the name itself where that cannot be
     followed (a link in a loop, to nothing, or out of reach): reading it is then refused,
     as that entry's problem. None if the name is gone."""

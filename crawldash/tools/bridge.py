@@ -24,7 +24,7 @@ import msgspec
 import redis
 from redis.connection import parse_url
 
-from ..crawl.files import write_atomically
+from ..crawl.files import snapshot_timestamp, write_atomically
 from ..models import CrawlerStatus
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,16 @@ def connect(url: str, password_file: Path | None = None) -> redis.Redis:
         options["password"] = password
     pool = redis.ConnectionPool(socket_timeout=5, socket_connect_timeout=5, **options)
     return redis.Redis(connection_pool=pool)
+
+
+def described(url: str) -> str:
+    """What the bridge connects to, for logs: bitnodes' ``REDIS_SOCKET`` where it is set
+    (it wins over the URL's host and port), with the URL's database; else the URL, its
+    password replaced by ``***``."""
+    if socket_path := os.environ.get("REDIS_SOCKET"):
+        database = urlsplit(url).path.strip("/") or "0"
+        return f"unix://{socket_path}?db={database}"
+    return redacted(url)
 
 
 def redacted(url: str) -> str:
@@ -124,27 +134,40 @@ class StatusReader:
 
 
 def run(client: redis.Redis, url: str, out: Path, interval: float, stop: threading.Event) -> None:
-    """Rewrite ``out`` every ``interval`` seconds until ``stop`` is set."""
+    """Rewrite ``out`` every ``interval`` seconds until ``stop`` is set. A Redis that cannot
+    be read, or a file that cannot be written (a read-only or full disk), is logged when it
+    starts failing and when it recovers, and retried with back-off; neither ends the bridge."""
     reader = StatusReader(client)
-    wait, failing = interval, False
-    log.info(
-        "bitnodes status bridge started redis=%s out=%s interval=%s", redacted(url), out, interval
-    )
+    wait, failing = interval, ""
+    log.info("bitnodes status bridge started redis=%s out=%s interval=%s", url, out, interval)
+    _warn_if_globbed(out)
     while not stop.is_set():
         try:
-            status = reader.read(time.time())
-        except redis.RedisError as exc:
+            write_atomically(out, msgspec.json.encode(reader.read(time.time())))
+        except (redis.RedisError, OSError) as exc:
             wait = min(max(wait * 2, interval), MAX_BACKOFF)
-            log.warning(
-                "redis read failed reason=%s: %s; status.json not rewritten; retrying in %.1f s",
-                type(exc).__name__,
-                exc,
-                wait,
-            )
-            failing = True
+            what = "redis read" if isinstance(exc, redis.RedisError) else f"writing {out}"
+            if failing != what:
+                log.warning(
+                    "%s failed reason=%s: %s; status not rewritten; retrying with back-off",
+                    what,
+                    type(exc).__name__,
+                    exc,
+                )
+            failing = what
         else:
-            write_atomically(out, msgspec.json.encode(status))
             if failing:
-                log.info("redis reachable again; status.json rewritten")
-            wait, failing = interval, False
+                log.info("%s works again; status rewritten", failing)
+            wait, failing = interval, ""
         stop.wait(wait)
+
+
+def _warn_if_globbed(out: Path) -> None:
+    """bitnodes' seeder and ping pick their input as ``max(glob('<folder>/*.json'))``: a
+    status file among crawl files sorts after them and is read as a crawl."""
+    if out.suffix == ".json" and any(snapshot_timestamp(p.name) for p in out.parent.glob("*.json")):
+        log.warning(
+            "%s is in a folder of crawl files: bitnodes' seeder.py and ping.py would read it "
+            "as the newest crawl; write it elsewhere and give crawldash serve --status-file",
+            out,
+        )

@@ -25,6 +25,7 @@ from ...crawl.files import (
     FileVersion,
     Listing,
     LoadError,
+    file_version,
     list_data_dir,
     named_ahead,
 )
@@ -59,12 +60,16 @@ class Refresher:
         *,
         data_dir: Path,
         rules: Rules,
+        status_file: Path | None = None,
         max_clock_skew: int = 3600,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.state = state
         self.loader = loader
         self.data_dir = data_dir
+        # A status file outside the data folder is looked at by itself (poll_status), so
+        # that it never waits behind a load; None: status.json in the data folder.
+        self.status_file = status_file
         self.rules = rules
         self.max_clock_skew = max_clock_skew
         self.clock = clock
@@ -120,7 +125,10 @@ class Refresher:
             if self.counting.update(listing, self._present(listing, listing.changed)):
                 self.state.history_complete = False  # until the new crawls have points
             await self._refresh_snapshot(listing)
-            await self._refresh_status(listing.status)
+            if self.status_file is None:
+                await self._refresh_status(listing.status)
+            else:
+                await self.poll_status()
             pending = self.counting.update(listing, ())  # less the crawl just served
             counted = pending[:count_budget]
             if count_bytes is not None:
@@ -165,12 +173,17 @@ class Refresher:
     def _ahead(self, timestamp: int) -> LoadError | None:
         return named_ahead(timestamp, self.clock(), self.max_clock_skew)
 
+    async def poll_status(self) -> None:
+        """Pick up a change of a status file kept outside the data folder: one stat."""
+        if self.status_file is not None:
+            await self._refresh_status(await asyncio.to_thread(file_version, self.status_file))
+
     async def _refresh_status(self, version: FileVersion | None) -> None:
         if version is None or version == self._status_version:
             return
         if self.rejected.known(STATUS_NAME, version):
             return
-        status = await self.load(STATUS_NAME, version, read_status)
+        status = await self.load(STATUS_NAME, version, read_status, path=self.status_file)
         if status is not None:
             self._status_version = version
             self.state.set_status(status, version.mtime_ns / 1e9)
@@ -242,10 +255,12 @@ class Refresher:
         reader: Callable[[Path, Rules], T],
         *,
         in_loader: bool = False,
+        path: Path | None = None,
     ) -> T | None:
-        """``reader`` over the file, in the loader process or a worker thread; None if the
-        file is gone or unusable (then it is remembered as rejected)."""
-        path = self.data_dir / name
+        """``reader`` over the file (``name`` in the data folder, unless ``path`` is given),
+        in the loader process or a worker thread; None if the file is gone or unusable
+        (then it is remembered as rejected)."""
+        path = path if path is not None else self.data_dir / name
         try:
             if in_loader:
                 return await self.loader.run(reader, path, self.rules)

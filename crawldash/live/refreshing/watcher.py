@@ -131,6 +131,8 @@ class Watcher:
                 await self.refresher.refresh()
             elif batch or self.refresher.rejected.unsettled:
                 await self.refresher.refresh(changed={Path(path).name for _, path in batch})
+            else:  # a tick with no change: a status file kept elsewhere is looked at
+                await self.refresher.poll_status()
             self.watching = True
 
 
