@@ -322,6 +322,12 @@ async def test_a_failing_index_save_is_retried_and_reported(aiohttp_client, sett
         return saver.saved_at is not None and saver.error is None
 
     await eventually(saved, within=10)  # retried with back-off, not given up
+    presence_saver = client.app[REFRESHER].presence_saver
+
+    async def presence_saved() -> bool:  # it failed beside the history, and is retried too
+        return presence_saver.error is None
+
+    await eventually(presence_saved, within=10)
     assert [e.timestamp for e in HistoryStore.for_data_dir(state_dir, data_dir).load()] == [TS]
     metrics = await (await client.get("/metrics")).text()
     assert "crawldash_history_index_saved_timestamp_seconds" in metrics

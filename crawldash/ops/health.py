@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Protocol
 
 import msgspec
@@ -31,7 +32,10 @@ class Liveness(Protocol):
 
 
 class IndexHealth(Protocol):
-    """What health and metrics read of the history index's saving."""
+    """What health and metrics read of an index's saving (``IndexSaver``)."""
+
+    @property
+    def name(self) -> str: ...  # which index: history, presence
 
     @property
     def error(self) -> str | None: ...
@@ -44,12 +48,13 @@ class IndexHealth(Protocol):
 
 
 class Health:
-    """``/healthz`` and ``/readyz``, bound to the state, the watcher and the index saver."""
+    """``/healthz`` and ``/readyz``, bound to the state, the watcher and the savers of
+    every index."""
 
-    def __init__(self, state: State, watcher: Liveness, index: IndexHealth) -> None:
+    def __init__(self, state: State, watcher: Liveness, indexes: Sequence[IndexHealth]) -> None:
         self.state = state
         self.watcher = watcher
-        self.index = index
+        self.indexes = indexes
 
     async def healthz(self, request: web.Request) -> web.Response:
         """200 while the process and its watcher run, with what needs an operator's eye;
@@ -62,12 +67,14 @@ class Health:
         return plain(_encoder.encode({"status": "ok", "warnings": warnings}) if warnings else _OK)
 
     def warnings(self) -> list[str]:
-        """Trouble that does not stop serving: a missing data folder, an unsaved index."""
+        """Trouble that does not stop serving: a missing data folder, an index whose
+        latest save failed (until one succeeds)."""
         found = []
         if self.state.data_dir_problem is not None:
             found.append(self.state.data_dir_problem)
-        if self.index.error is not None:
-            found.append(f"the history index cannot be written: {self.index.error}")
+        for index in self.indexes:
+            if index.error is not None:
+                found.append(f"the {index.name} index cannot be written: {index.error}")
         return found
 
     async def readyz(self, request: web.Request) -> web.Response:

@@ -6,7 +6,7 @@ import itertools
 import time
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
@@ -86,12 +86,12 @@ class Metrics:
         state: State,
         rejected: Rejections,
         watcher: Liveness,
-        index: IndexHealth,
+        indexes: Sequence[IndexHealth],
         requests: RequestStats,
         breakdowns: bool = False,
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.registry.register(DataCollector(state, rejected, watcher, index))
+        self.registry.register(DataCollector(state, rejected, watcher, indexes))
         if breakdowns:
             self.registry.register(BreakdownCollector(state))
         self.registry.register(requests)
@@ -111,12 +111,16 @@ class DataCollector(Collector):
     """Gauges read from the state at scrape time: cheap fields, nothing scanned."""
 
     def __init__(
-        self, state: State, rejected: Rejections, watcher: Liveness, index: IndexHealth
+        self,
+        state: State,
+        rejected: Rejections,
+        watcher: Liveness,
+        indexes: Sequence[IndexHealth],
     ) -> None:
         self.state = state
         self.rejected = rejected
         self.watcher = watcher
-        self.index = index
+        self.indexes = indexes
 
     def collect(self) -> Iterator[Metric]:
         state, now = self.state, time.time()
@@ -194,21 +198,49 @@ class DataCollector(Collector):
             "1 once the watcher sees changes to the data folder as they happen.",
             int(self.watcher.watching),
         )
-        yield gauge(
-            "history_index_saved_timestamp_seconds",
-            "When the history index was last written.",
-            self.index.saved_at,
-        )
-        yield CounterMetricFamily(
-            "crawldash_history_index_save_failures",
-            "Saves of the history index that failed.",
-            value=self.index.failures,
-        )
+        yield from self._indexes()
         yield gauge(
             "data_dir_missing",
             "1 while the data folder cannot be listed.",
             int(self.state.data_dir_problem is not None),
         )
+
+    def _indexes(self) -> Iterator[Metric]:
+        """Each index's saving, by name; the history's also under its older names, which
+        alert rules may use."""
+        saved = GaugeMetricFamily(
+            "crawldash_index_saved_timestamp_seconds",
+            "When each index was last written.",
+            labels=["index"],
+        )
+        failures = CounterMetricFamily(
+            "crawldash_index_save_failures",
+            "Saves of each index that failed.",
+            labels=["index"],
+        )
+        failing = GaugeMetricFamily(
+            "crawldash_index_save_failing",
+            "1 while the latest save of each index failed (it is retried with back-off).",
+            labels=["index"],
+        )
+        for index in self.indexes:
+            if index.saved_at is not None:
+                saved.add_metric([index.name], index.saved_at)
+            failures.add_metric([index.name], index.failures)
+            failing.add_metric([index.name], int(index.error is not None))
+        yield from (saved, failures, failing)
+        for index in self.indexes:
+            if index.name == "history":
+                yield gauge(
+                    "history_index_saved_timestamp_seconds",
+                    "When the history index was last written.",
+                    index.saved_at,
+                )
+                yield CounterMetricFamily(
+                    "crawldash_history_index_save_failures",
+                    "Saves of the history index that failed.",
+                    value=index.failures,
+                )
 
 
 class BreakdownCollector(Collector):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -84,14 +85,26 @@ class _ConnectionLimit:
 
 
 def run(
-    app: web.Application, *, host: str, port: int, max_connections: int, reuse_port: bool
+    app: web.Application,
+    *,
+    host: str,
+    port: int,
+    max_connections: int,
+    reuse_port: bool,
+    on_listening: Callable[[], None] = lambda: None,
 ) -> None:
-    """Serve ``app`` until SIGINT or SIGTERM; StartupError if it cannot listen."""
-    asyncio.run(_serve(app, host, port, max_connections, reuse_port))
+    """Serve ``app`` until SIGINT or SIGTERM; StartupError if it cannot listen.
+    ``on_listening`` is called once the socket listens (the app has started by then)."""
+    asyncio.run(_serve(app, host, port, max_connections, reuse_port, on_listening))
 
 
 async def _serve(
-    app: web.Application, host: str, port: int, max_connections: int, reuse_port: bool
+    app: web.Application,
+    host: str,
+    port: int,
+    max_connections: int,
+    reuse_port: bool,
+    on_listening: Callable[[], None],
 ) -> None:
     runner = _LimitedRunner(
         app,
@@ -108,6 +121,7 @@ async def _serve(
             raise StartupError(f"cannot resolve --host {host!r}: {exc.strerror}") from None
         except OSError as exc:
             raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        on_listening()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):

@@ -1,4 +1,5 @@
-"""The bounded history of crawls: one entry per crawl, and its answers encoded once per change."""
+"""The bounded history of crawls: one entry per crawl, and its answers encoded once per
+change; and the bytes of its index file, in each format this version reads."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import statistics
 import time
 from collections import deque
 from itertools import islice, pairwise
+from pathlib import Path
 
 import msgspec
 
+from ...crawl.address import NETWORKS
 from ...crawl.files import FileVersion
 from ...models import Base, HistoryPoint, NetworkCounts, NetworkPoint
 from ..bodies import Representation, encoded, represent
@@ -31,6 +34,12 @@ class HistoryEntry(Base, frozen=True, array_like=True):
     mtime_ns: int = 0
     networks: tuple[int, ...] | None = None  # counts in NETWORKS order; None in old indexes
     height: int | None = None  # the crawl's consensus height; None in old indexes
+
+    def __post_init__(self) -> None:
+        """An entry of another shape (as another version might write) is refused: decoding
+        an index then fails, and the index is rebuilt from the crawl files."""
+        if self.networks is not None and len(self.networks) != len(NETWORKS):
+            raise ValueError(f"{len(self.networks)} network counts, not {len(NETWORKS)}")
 
     def counted_from(self, version: FileVersion) -> bool:
         return self.size == version.size and self.mtime_ns == version.mtime_ns
@@ -153,3 +162,75 @@ def _point_by_network(entry: HistoryEntry) -> HistoryPoint | NetworkPoint:
         return _point(entry)
     networks = NetworkCounts(*entry.networks)
     return NetworkPoint(entry.timestamp, entry.reachable, networks)
+
+
+# The history index's format. 1: a bare JSON array of entries (read, never written again);
+# 2: an object with the format, the data folder and the entries.
+HISTORY_FORMAT = 2
+
+
+class Unusable(ValueError):
+    """Index bytes this version cannot read: damaged, of another shape or format."""
+
+
+class Folder(Base, frozen=True):
+    """The data folder an index was kept for: its path, and its identity (device and
+    inode), which a rename keeps; None if it could not be read."""
+
+    path: str
+    device: int | None = None
+    inode: int | None = None
+
+    @classmethod
+    def of(cls, data_dir: Path) -> Folder | None:
+        """``data_dir`` as it is now; None if it cannot be read (missing, say)."""
+        path = data_dir.resolve()
+        try:
+            info = path.stat()
+        except OSError:
+            return None
+        return cls(str(path), info.st_dev, info.st_ino)
+
+    def same_folder(self, other: Folder | None) -> bool:
+        """True if ``other`` is this folder, wherever it is now."""
+        mine = (self.device, self.inode)
+        return other is not None and self.device is not None and mine == (other.device, other.inode)
+
+
+class _HistoryFile(Base, frozen=True):
+    format: int
+    folder: Folder | None
+    entries: list[HistoryEntry]
+
+
+class _Envelope(Base, frozen=True):
+    """A history index as first read: its format, the rest left to decode by format."""
+
+    format: int
+    folder: msgspec.Raw = msgspec.Raw()
+    entries: msgspec.Raw = msgspec.Raw()
+
+
+_history_decoder = msgspec.json.Decoder(list[HistoryEntry] | _Envelope)
+_folder_decoder = msgspec.json.Decoder(Folder | None)
+_entries_decoder = msgspec.json.Decoder(list[HistoryEntry])
+
+
+def encode_history(entries: list[HistoryEntry], folder: Folder | None) -> bytes:
+    return _encoder.encode(_HistoryFile(HISTORY_FORMAT, folder, entries))
+
+
+def decode_history(data: bytes) -> tuple[Folder | None, list[HistoryEntry]]:
+    """The folder a history index was kept for (None in format 1) and its entries;
+    Unusable if the bytes are not a history index of a format this version reads."""
+    try:
+        decoded = _history_decoder.decode(data)
+        if isinstance(decoded, list):
+            return None, decoded  # format 1, as written before the format had a number
+        if decoded.format != HISTORY_FORMAT:
+            raise Unusable(f"unknown format version {decoded.format}")
+        if not decoded.folder or not decoded.entries:
+            raise Unusable(f"format {HISTORY_FORMAT} without its folder or entries")
+        return _folder_decoder.decode(decoded.folder), _entries_decoder.decode(decoded.entries)
+    except msgspec.DecodeError as exc:
+        raise Unusable(str(exc)) from None

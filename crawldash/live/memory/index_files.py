@@ -1,6 +1,12 @@
 """The indexes on disk (the history, and which addresses each crawl had): one file each per
 data folder, replaced whole by atomic renames, and the background saver that keeps each up
-to date, retrying with back-off after failures."""
+to date, retrying with back-off after failures.
+
+Each file says its format version. An index that cannot be read (damaged, of another
+shape, of a format this version does not know) is set aside beside it, logged in one line,
+and rebuilt from the crawl files: never fatal. The history index records the data folder it
+was kept for (its path, and its device and inode, which a rename keeps), so that after the
+folder moves its indexes are adopted under the new path rather than left behind."""
 
 from __future__ import annotations
 
@@ -9,81 +15,183 @@ import contextlib
 import hashlib
 import inspect
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-import msgspec
-
-from ...crawl.files import write_atomically
-from .history import HistoryEntry
+from ...crawl.files import snapshot_timestamp, write_atomically
+from .history import Folder, HistoryEntry, Unusable, decode_history, encode_history
 from .presence import Presence
 from .presence_codec import decode_presence
 
 log = logging.getLogger(__name__)
-_entries_decoder = msgspec.json.Decoder(list[HistoryEntry])
-_encoder = msgspec.json.Encoder()
 MAX_BACKOFF = 60.0
 LOG_EVERY = 10.0  # seconds between warnings while saving keeps failing
 T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)
+HISTORY_NAME, PRESENCE_NAME = "history.json", "presence.msgpack"
+SET_ASIDE = ".unreadable"  # suffix of an unreadable index kept for inspection
 
 
 def index_path(state_dir: Path, data_dir: Path, name: str) -> Path:
     """One index per data folder, so that instances over different folders never mix:
     ``name`` with a digest of the folder's path before its suffix."""
     digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+    return _named(state_dir, digest, name)
+
+
+def _named(state_dir: Path, digest: str, name: str) -> Path:
     stem, _, suffix = name.partition(".")
     return state_dir / f"{stem}-{digest}.{suffix}"
 
 
-class HistoryStore:
-    """The history index file."""
+def _read(what: str, path: Path, decode: Callable[[bytes], T]) -> T | None:
+    """``decode`` of an index file's bytes; None if there is none or it cannot be read,
+    said in one line. One that does not decode is kept beside (another version's data may
+    be worth having); the caller starts from nothing, rebuilt from the crawl files."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        log.warning("%s index %s is unusable, rebuilding it from files: %s", what, path, exc)
+        return None
+    try:
+        return decode(data)
+    except ValueError as exc:  # Unusable, or the presence codec's
+        aside = path.with_name(path.name + SET_ASIDE)
+        try:
+            os.replace(path, aside)
+            kept = f" (the file is kept as {aside.name})"
+        except OSError:
+            kept = ""
+        unusable = f"{exc}{kept}"
+        log.warning("%s index %s is unusable, rebuilding it from files: %s", what, path, unusable)
+        return None
 
-    def __init__(self, path: Path) -> None:
+
+def adopt_orphan(state_dir: Path, data_dir: Path) -> bool:
+    """When ``data_dir`` has no index of its own: take over (by renaming them) the indexes
+    of a folder that is no longer where it was recorded, if it is this one (the same
+    device and inode: it was moved or renamed) or, failing that, if its history holds
+    crawls of the very versions (size and time) of crawl files present here (it was
+    copied or moved to another file system). True if indexes were adopted."""
+    here = Folder.of(data_dir)
+    own = [index_path(state_dir, data_dir, name) for name in (HISTORY_NAME, PRESENCE_NAME)]
+    if here is None or any(path.exists() for path in own):
+        return False
+    try:
+        candidates = sorted(state_dir.glob(_named(state_dir, "*", HISTORY_NAME).name))
+    except OSError:
+        return False
+    files: dict[int, tuple[int, int]] | None = None  # the crawl files here, read if needed
+    best: tuple[int, Path, Folder] | None = None  # (overlap, index, its folder)
+    for path in candidates:
+        try:
+            folder, entries = decode_history(path.read_bytes())
+        except (OSError, Unusable):
+            continue
+        if folder is None or folder.same_folder(Folder.of(Path(folder.path))):
+            continue  # kept before folders were recorded, or its folder is still there
+        if folder.same_folder(here):
+            best = (len(entries) + 1, path, folder)  # moved: wins over any overlap
+            break
+        if files is None:
+            files = _crawl_versions(data_dir)
+        overlap = sum(files.get(e.timestamp) == (e.size, e.mtime_ns) for e in entries)
+        if overlap and (best is None or overlap > best[0]):
+            best = (overlap, path, folder)
+    if best is None:
+        return False
+    _, path, folder = best
+    digest = path.stem.partition("-")[2]
+    for name, target in zip((HISTORY_NAME, PRESENCE_NAME), own, strict=True):
+        with contextlib.suppress(FileNotFoundError):  # another worker may have taken it
+            os.rename(_named(state_dir, digest, name), target)
+    if not own[0].exists():
+        return False
+    log.warning("adopted the history of %s for %s", folder.path, here.path)
+    return True
+
+
+def _crawl_versions(data_dir: Path) -> dict[int, tuple[int, int]]:
+    """Each crawl file's (size, mtime_ns), by timestamp, as the refresher sees them (links
+    followed); one that cannot be read is left out."""
+    versions = {}
+    try:
+        with os.scandir(data_dir) as entries:
+            for entry in entries:
+                timestamp = snapshot_timestamp(entry.name)
+                if timestamp is None:
+                    continue
+                with contextlib.suppress(OSError):
+                    info = entry.stat()
+                    versions[timestamp] = (info.st_size, info.st_mtime_ns)
+    except OSError:
+        pass
+    return versions
+
+
+class HistoryStore:
+    """The history index file, recording ``data_dir`` (if given) as the folder it is for."""
+
+    name = "history"
+
+    def __init__(self, path: Path, data_dir: Path | None = None) -> None:
         self.path = path
+        self.data_dir = data_dir
+        self._folder: Folder | None = None  # the data folder, as last seen
 
     @classmethod
     def for_data_dir(cls, state_dir: Path, data_dir: Path) -> HistoryStore:
-        return cls(index_path(state_dir, data_dir, "history.json"))
+        return cls(index_path(state_dir, data_dir, HISTORY_NAME), data_dir)
 
     def load(self) -> list[HistoryEntry]:
-        try:
-            return _entries_decoder.decode(self.path.read_bytes())
-        except FileNotFoundError:
+        """The entries on disk; none if there is no index or it cannot be read (then it is
+        set aside and said). With no index of its own, a moved folder's is adopted first.
+        An index in format 1, or adopted, is written again at once with this folder."""
+        if self.data_dir is not None and not self.path.exists():
+            with contextlib.suppress(OSError):
+                adopt_orphan(self.path.parent, self.data_dir)
+        read = _read("history", self.path, decode_history)
+        if read is None:
             return []
-        except (OSError, msgspec.DecodeError) as exc:
-            log.warning(
-                "history index %s is unusable, rebuilding it from files: %s", self.path, exc
-            )
-            return []
+        folder, entries = read
+        current = self._current_folder()
+        if current is not None and folder != current:
+            with contextlib.suppress(OSError):  # if not now, at the next save
+                self.save(entries)
+        return entries
 
     def save(self, entries: list[HistoryEntry]) -> None:
         """Replace the index with ``entries``; OSError if it cannot be written."""
-        write_atomically(self.path, _encoder.encode(entries))
+        write_atomically(self.path, encode_history(entries, self._current_folder()))
+
+    def _current_folder(self) -> Folder | None:
+        if self.data_dir is not None:
+            self._folder = Folder.of(self.data_dir) or self._folder
+        return self._folder
 
 
 class PresenceStore:
     """The presence index file: which addresses each crawl held had (binary, msgpack)."""
+
+    name = "presence"
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     @classmethod
     def for_data_dir(cls, state_dir: Path, data_dir: Path) -> PresenceStore:
-        return cls(index_path(state_dir, data_dir, "presence.msgpack"))
+        return cls(index_path(state_dir, data_dir, PRESENCE_NAME))
 
     def load(self) -> Presence:
-        try:
-            return decode_presence(self.path.read_bytes())
-        except FileNotFoundError:
-            return Presence()
-        except (OSError, ValueError) as exc:
-            log.warning(
-                "presence index %s is unusable, rebuilding it from files: %s", self.path, exc
-            )
-            return Presence()
+        """The presence on disk; empty if there is none or it cannot be read (then it is
+        set aside and said)."""
+        presence = _read("presence", self.path, decode_presence)
+        return Presence() if presence is None else presence
 
     def save(self, data: bytes) -> None:
         """Replace the index with ``data`` (``encode_presence``); OSError if it cannot."""
@@ -91,6 +199,7 @@ class PresenceStore:
 
 
 class Store(Protocol[T_contra]):
+    name: str  # which index: history, presence
     path: Path
 
     def save(self, entries: T_contra, /) -> None: ...
@@ -111,6 +220,7 @@ class IndexSaver(Generic[T]):
         every: float = 0.0,
     ) -> None:
         self.store = store
+        self.name = store.name
         self.entries = entries
         self.clock = clock
         self.every = every

@@ -12,7 +12,14 @@ from pyroaring import BitMap
 from ...models import Base
 from .presence import SLICE, Presence
 
-FORMAT = 1
+FORMAT = 1  # the first field of every format; another is rebuilt, never misread
+_SLOTS = 1 << 32  # slots a bitmap can hold
+
+
+class _Head(Base, frozen=True, array_like=True):
+    """Any format's first field (the others are ignored)."""
+
+    format: int
 
 
 class _File(Base, frozen=True, array_like=True):
@@ -24,6 +31,7 @@ class _File(Base, frozen=True, array_like=True):
 
 
 _encoder = msgspec.msgpack.Encoder()
+_head_decoder = msgspec.msgpack.Decoder(_Head)
 _decoder = msgspec.msgpack.Decoder(_File)
 
 
@@ -60,20 +68,29 @@ def _serialized(bitmaps: Iterable[BitMap]) -> list[bytes]:
 
 
 def decode_presence(data: bytes) -> Presence:
-    """An index file's bytes; ValueError if they do not make a consistent index."""
+    """An index file's bytes; ValueError if they do not make a consistent index of this
+    format (damaged, or written by a version with another)."""
     try:
+        version = _head_decoder.decode(data).format
+        if version != FORMAT:
+            raise ValueError(f"unknown format version {version}")
         saved = _decoder.decode(data)
     except msgspec.DecodeError as exc:
         raise ValueError(str(exc)) from None
     stamps = saved.timestamps
-    if saved.format != FORMAT or len(saved.addresses) != len(saved.bitmaps):
-        raise ValueError("not a presence index of this version")
+    if len(saved.addresses) != len(saved.bitmaps):
+        raise ValueError("as many bitmaps as addresses expected")
     if any(a >= b for a, b in pairwise(stamps)):
         raise ValueError("crawls out of order")
+    if not 0 <= saved.low <= saved.low + len(stamps) <= _SLOTS:
+        raise ValueError(f"slots out of range from {saved.low}")
     slots = range(saved.low, saved.low + len(stamps))
     bits: dict[str, BitMap] = {}
     for address, serialized in zip(saved.addresses, saved.bitmaps, strict=True):
-        bitmap = BitMap.deserialize(serialized)
+        try:
+            bitmap = BitMap.deserialize(serialized)
+        except (ValueError, IndexError):  # pyroaring: IndexError for empty bytes
+            bitmap = BitMap()
         if not bitmap or bitmap.min() not in slots or bitmap.max() not in slots:
             raise ValueError(f"the bitmap of {address} is out of range")
         bits[address] = bitmap
