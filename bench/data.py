@@ -1,4 +1,11 @@
-"""Benchmark data, made with crawldash's own demo generator."""
+"""Benchmark data, made with crawldash's own demo generator.
+
+Crawl files are at the real export's size (15,000 nodes, about 2.5 MB, bitnodes export rows
+of 15 fields). A real history of 8,640 of them would be ~22 GB: the older files are
+hardlinks of a few real-size ones under other timestamps' names. Hardlinks share their
+pages in the page cache, so once a few files have been read every older one is read from
+memory, where a real history's would come from disk past what the cache holds.
+"""
 
 from __future__ import annotations
 
@@ -6,40 +13,88 @@ import gzip
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
-from crawldash.tools.demo_data import generate_crawls, status_json
+from crawldash.tools.demo_data import Crawl, generate_crawls, status_json
 
 INTERVAL = 600
-HISTORY_FILES = 8640
-SMALL_NODES = 100  # older history files are small crawls: 8,640 full ones would be ~22 GB
-WRITTEN_LATER = 50  # crawls the run writes one interval apart after the newest: up to now
+NODES = 15_000
+PAGE_CACHE_NOTE = (
+    "older files are hardlinks of {distinct} real-size crawls: they share page cache, so "
+    "all are read from memory"
+)
 
 
-def make(root: Path) -> dict[str, Path]:
-    """data15k/: 8,638 small older crawls + the two newest of 15,000 nodes; data100k/: one
-    100,000-node crawl; static/: the 15,000-node snapshot as nginx would serve it."""
-    # The newest crawl is WRITTEN_LATER intervals old, so that the crawls the run writes
-    # after it are not from the future (crawldash rejects those).
-    end = int(time.time()) // INTERVAL * INTERVAL - WRITTEN_LATER * INTERVAL
-    paths = {"data15k": root / "data15k", "data100k": root / "data100k", "static": root / "static"}
-    for path in paths.values():  # fresh every run: the run itself writes new crawls
+@dataclass(frozen=True)
+class Dataset:
+    data15k: Path  # the served folder: real-size history, status.json
+    big: Path  # one crawl of big_nodes nodes
+    static: Path  # the served snapshot as nginx would serve it (once written)
+    newest: int  # timestamp of data15k's newest crawl
+    history_files: int
+    distinct: int  # real-size crawls the older files are hardlinks of
+    big_nodes: int
+
+
+def make(
+    root: Path, history_files: int, distinct: int, big_nodes: int, later: int
+) -> tuple[Dataset, Iterator[Crawl]]:
+    """data15k/: ``history_files`` real-size crawls (hardlinks but for the newest
+    ``distinct``); big/: one ``big_nodes``-node crawl; static/: empty until
+    ``static_snapshot``. Also the ``later`` crawls that follow the newest, one INTERVAL
+    apart, for the run to write (the newest present is ``later`` intervals old, so that
+    none written is from the future, which crawldash rejects)."""
+    end = int(time.time()) // INTERVAL * INTERVAL - later * INTERVAL
+    data15k, big, static = root / "data15k", root / "big", root / "static"
+    for path in (data15k, big, static):  # fresh every run: the run itself writes new crawls
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
-    small = generate_crawls(nodes=SMALL_NODES, crawls=HISTORY_FILES - 2, end=end - 2 * INTERVAL)
-    for crawl in small:
-        write(paths["data15k"] / f"{crawl.timestamp}.json", crawl.body(), crawl.timestamp)
-    for big in generate_crawls(nodes=15_000, crawls=2, end=end, seed=2):  # with their churn
-        write(paths["data15k"] / f"{big.timestamp}.json", big.body(), big.timestamp)
-    (paths["data15k"] / "status.json").write_bytes(status_json(end=end))
-    huge = next(iter(generate_crawls(nodes=100_000, crawls=1, end=end, seed=3)))
-    write(paths["data100k"] / f"{end}.json", huge.body(), end)
-    return paths
+    following = real_size_history(data15k, history_files, distinct, end, later)
+    (data15k / "status.json").write_bytes(status_json(end=end))
+    huge = next(iter(generate_crawls(nodes=big_nodes, crawls=1, end=end, seed=3)))
+    write(big / f"{end}.json", huge.body(), end)
+    dataset = Dataset(data15k, big, static, end, history_files, distinct, big_nodes)
+    return dataset, following
+
+
+def real_size_history(
+    folder: Path, files: int, distinct: int, end: int, later: int, seed: int = 2
+) -> Iterator[Crawl]:
+    """``files`` crawl files, one INTERVAL apart, the newest at ``end``: the newest
+    ``distinct`` are consecutive crawls of NODES nodes with the demo generator's churn
+    between them; each older one is a hardlink of one of those, in turn. Returns the
+    generator's next ``later`` crawls, after ``end``, rendered when taken."""
+    crawls = generate_crawls(
+        nodes=NODES, crawls=distinct + later, end=end + later * INTERVAL, seed=seed
+    )
+    originals = []
+    for crawl in islice(crawls, min(distinct, files)):
+        path = folder / f"{crawl.timestamp}.json"
+        write(path, crawl.body(), crawl.timestamp)
+        originals.append(path)
+    first = end - (files - 1) * INTERVAL
+    for index in range(files - len(originals)):
+        os.link(originals[index % len(originals)], folder / f"{first + index * INTERVAL}.json")
+    return crawls
 
 
 def write(path: Path, body: bytes, timestamp: int) -> None:
     path.write_bytes(body)
     os.utime(path, (timestamp, timestamp))
+
+
+def write_crawl(folder: Path, timestamp: int, body: bytes) -> None:
+    """As a crawler writes one: to a temporary name, then renamed into place."""
+    temp = folder / f".{timestamp}.tmp"
+    temp.write_bytes(body)
+    os.replace(temp, folder / f"{timestamp}.json")
+
+
+def crawl_files(folder: Path) -> list[Path]:
+    return [p for p in folder.glob("*.json") if p.stem.isdigit()]
 
 
 def static_snapshot(directory: Path, body: bytes) -> None:

@@ -1,4 +1,4 @@
-"""Run wrk against a server process and read the server's own CPU counters."""
+"""Run wrk against a server process and read the server's own CPU and memory counters."""
 
 from __future__ import annotations
 
@@ -13,16 +13,20 @@ from pathlib import Path
 
 TICKS = os.sysconf("SC_CLK_TCK")
 UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
+WRK_CORE = "0"  # wrk's core; servers run on the other
 
 
-@dataclass
+@dataclass(frozen=True)
 class Sample:
+    """One wrk run."""
+
     rps: float
     p50: float  # seconds
     p99: float
     cpu_per_request: float  # server CPU seconds per request
     steal: float  # share of the run's CPU time stolen by the hypervisor
     non2xx: int
+    requests: int
 
 
 def free_port() -> int:
@@ -69,6 +73,7 @@ def _kids(task: Path) -> list[str]:
 
 
 def wait_ready(url: str, within: float = 60) -> float:
+    """Seconds until ``url`` answers; RuntimeError past ``within``."""
     started = time.monotonic()
     while True:
         try:
@@ -76,44 +81,45 @@ def wait_ready(url: str, within: float = 60) -> float:
             return time.monotonic() - started
         except OSError:
             if time.monotonic() - started > within:
-                raise RuntimeError(f"{url} did not answer") from None
+                raise RuntimeError(f"{url} did not answer within {within:.0f} s") from None
             time.sleep(0.01)
 
 
 def wrk(url: str, pid: int, seconds: int, headers: dict[str, str], connections: int = 32) -> Sample:
-    command = [
-        "taskset",
-        "-c",
-        "0",
-        "wrk",
-        "-t1",
-        f"-c{connections}",
-        f"-d{seconds}s",
-        "--latency",
-        "--timeout",
-        "30s",
-    ]
+    """``wrk -t1 -c<connections> --latency`` on WRK_CORE for ``seconds``, with the CPU time
+    that the server process ``pid`` and its children spent meanwhile."""
+    command = ["taskset", "-c", WRK_CORE, "wrk", "-t1", f"-c{connections}", f"-d{seconds}s"]
+    command += ["--latency", "--timeout", "30s"]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
     pids = children(pid)
     cpu_before, (steal_before, total_before) = cpu_seconds(pids), steal_and_total()
     out = subprocess.run([*command, url], capture_output=True, text=True, check=True).stdout
     cpu_after, (steal_after, total_after) = cpu_seconds(pids), steal_and_total()
-    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    requests = int(_found(r"(\d+) requests in", out))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return Sample(
-        rps=float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),  # type: ignore[union-attr]
-        p50=latency(out, "50%"),
-        p99=latency(out, "99%"),
+        rps=float(_found(r"Requests/sec:\s+([\d.]+)", out)),
+        p50=latency(out, "50%") if requests else 0.0,
+        p99=latency(out, "99%") if requests else 0.0,
         cpu_per_request=(cpu_after - cpu_before) / max(requests, 1),
         steal=(steal_after - steal_before) / max(total_after - total_before, 1),
         non2xx=int(non2xx.group(1)) if non2xx else 0,
+        requests=requests,
     )
+
+
+def _found(pattern: str, out: str) -> str:
+    match = re.search(pattern, out)
+    if match is None:
+        raise RuntimeError(f"wrk's output lacks {pattern!r}:\n{out}")
+    return match.group(1)
 
 
 def latency(out: str, percentile: str) -> float:
     match = re.search(rf"{percentile}\s+([\d.]+)(us|ms|s)", out)
-    assert match is not None, out
+    if match is None:
+        raise RuntimeError(f"wrk's output lacks the {percentile} latency:\n{out}")
     return float(match.group(1)) * UNITS[match.group(2)]
 
 

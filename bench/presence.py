@@ -1,8 +1,10 @@
 """The presence store at full size: 8,640 crawls of 15,000 nodes with the demo generator's
 churn, kept the way crawldash keeps it (one bitmap per address), against one bitmap per
-crawl over the same data. Prints its findings as ``measure | value`` rows.
+crawl over the same data. Prints its findings as ``measure | value`` rows, or with
+``--json`` as the bench.rows.Measure rows ``make bench`` reads.
 
-Run alone with ``python -m bench.presence [crawls] [nodes]``; ``make bench`` runs it too.
+Run alone with ``python -m bench.presence [--json] [crawls] [nodes]``; ``make bench`` runs
+it too.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import msgspec
 from pyroaring import FrozenBitMap
 
+from bench.report import measure_line
+from bench.rows import Measure, Section, Shape, Unit
 from crawldash.live.memory.presence import SLICE, Presence
 from crawldash.live.memory.presence_codec import (
     decode_presence,
@@ -35,7 +40,9 @@ async def build(crawls: int, nodes: int) -> tuple[Presence, list[float], list[fl
     event loop); the longest the loop was held in each crawl's update, and in each
     save's encoding (in slices too); and the per-crawl bitmaps' serialized size (ids
     given to addresses in order of first appearance)."""
-    presence, updates, saves, ids, per_crawl = Presence(), [], [], {}, 0
+    presence, ids, per_crawl = Presence(), dict[str, int](), 0
+    updates: list[float] = []
+    saves: list[float] = []
     for index, crawl in enumerate(generate_crawls(nodes=nodes, crawls=crawls, end=END)):
         addresses = crawl.addresses()
         held = [0.0]
@@ -82,7 +89,7 @@ def load(path: str) -> None:
     print(f"{seconds:.3f} {rss_mib() - before:.1f} {len(presence)}")
 
 
-def main(crawls: int = 8640, nodes: int = 15_000) -> list[tuple[str, str]]:
+def main(crawls: int = 8640, nodes: int = 15_000) -> list[Measure]:
     presence, updates, saves, per_crawl = asyncio.run(build(crawls, nodes))
     data = encode_presence(presence)
     with tempfile.NamedTemporaryFile(suffix=".msgpack") as file:
@@ -99,27 +106,45 @@ def main(crawls: int = 8640, nodes: int = 15_000) -> list[tuple[str, str]]:
     saves.sort()
     label = f"{held:,} crawls of {nodes:,} nodes"
     return [
-        (f"presence, {label}: index on disk", f"{len(data) / 1e6:.2f} MB"),
-        (f"presence, {label}: one bitmap per crawl instead", f"{per_crawl / 1e6:.2f} MB"),
-        (f"presence, {label}: load at start-up", f"{seconds:.3f} s"),
-        (f"presence, {label}: memory it adds (RSS)", f"{added:.1f} MiB"),
-        (
+        row(f"presence, {label}: index on disk", (len(data) / 1e6,), Unit.MB, 2),
+        row(f"presence, {label}: one bitmap per crawl instead", (per_crawl / 1e6,), Unit.MB, 2),
+        row(f"presence, {label}: load at start-up", (seconds,), Unit.S, 3),
+        row(f"presence, {label}: memory it adds (RSS)", (added,), Unit.MIB, 1),
+        row(
             "presence: the longest the event loop is held by a crawl's update (it yields "
             f"every {SLICE:,} nodes), median / p99 / worst",
-            f"{updates[len(updates) // 2] * 1e3:.1f} ms / "
-            f"{updates[int(len(updates) * 0.99)] * 1e3:.1f} ms / {updates[-1] * 1e3:.1f} ms",
+            tuple(
+                value * 1e3
+                for value in (
+                    updates[len(updates) // 2],
+                    updates[int(len(updates) * 0.99)],
+                    updates[-1],
+                )
+            ),
+            Unit.MS,
+            1,
         ),
-        (
-            f"presence: the longest the event loop is held by the encoding of the index to "
+        row(
+            "presence: the longest the event loop is held by the encoding of the index to "
             f"save it (it yields every {SLICE:,} addresses), median / worst",
-            f"{saves[len(saves) // 2] * 1e3:.1f} ms / {saves[-1] * 1e3:.1f} ms",
+            (saves[len(saves) // 2] * 1e3, saves[-1] * 1e3),
+            Unit.MS,
+            1,
         ),
     ]
 
 
+def row(name: str, values: tuple[float, ...], unit: Unit, digits: int) -> Measure:
+    shape = Shape.ONE if len(values) == 1 else Shape.SLASHED
+    return Measure(Section.PRESENCE, name, values, unit, digits, shape)
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--load"]:
-        load(sys.argv[2])
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--load"]:
+        load(arguments[1])
+    elif arguments[:1] == ["--json"]:
+        sys.stdout.buffer.write(msgspec.json.encode(main(*map(int, arguments[1:3]))))
     else:
-        for name, value in main(*map(int, sys.argv[1:3])):
-            print(f"| {name} | {value} |")
+        for measure in main(*map(int, arguments[:2])):
+            print(measure_line(measure))

@@ -1,0 +1,105 @@
+"""What a scenario returns: typed rows. Only bench.report turns them into text."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from bench.load import Sample
+
+
+class Server(enum.Enum):
+    CRAWLDASH = "crawldash"
+    NAIVE = "naive"
+    NGINX = "nginx, default access log"
+    NGINX_OFF = "nginx, access_log off"
+
+
+class Section(enum.Enum):
+    """The measure tables, in the order BENCHMARKS.md shows them."""
+
+    FRESHNESS = "Freshness, start-up and memory"
+    PRESENCE = "Presence at full size (`python -m bench.presence`, in its own process)"
+    TARGETS = "Every core busy, and a cold history of real-size crawls (with targets)"
+
+
+class Unit(enum.Enum):
+    S = "s"
+    MS = "ms"
+    MIB = "MiB"
+    MB = "MB"
+    RATIO = "x"
+
+
+class Shape(enum.Enum):
+    """How a measure's values read: ``7.30 s``; ``448 ms / 560 ms`` (e.g. median / worst);
+    ``0.51 s [0.50-0.56]`` (median [min-max]); ``1.86 ms / 3.54 ms (x1.90; details)``
+    (before / after, and their ratio)."""
+
+    ONE = "one"
+    SLASHED = "slashed"
+    SPREAD = "spread"
+    VERSUS = "versus"
+
+
+@dataclass(frozen=True)
+class Requests:
+    """wrk runs against one endpoint of one server."""
+
+    endpoint: str  # e.g. "check hit"
+    server: Server
+    samples: tuple[Sample, ...]
+    # aiohttp's ceiling, run for run alternately with ``samples``; none for rows measured
+    # alone (the snapshot's, and every server but crawldash)
+    ceiling: tuple[Sample, ...] = ()
+    access_log: bool = False  # crawldash with --access-log
+
+
+@dataclass(frozen=True)
+class Workers:
+    """The status endpoint, crawldash started with ``--workers``."""
+
+    workers: int
+    cores: str
+    samples: tuple[Sample, ...]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measured quantity (or a few of one kind, read together by ``shape``)."""
+
+    section: Section
+    name: str
+    values: tuple[float, ...]  # in ``unit``: one, or e.g. median and worst
+    unit: Unit
+    digits: int = 2  # decimals shown
+    shape: Shape = Shape.ONE
+    limits: tuple[float | None, ...] = ()  # the target: upper limits on ``values``, in order
+    details: str = ""
+
+    @property
+    def value(self) -> float:
+        return self.values[0]
+
+    @property
+    def met(self) -> bool | None:
+        """Whether every value is within its limit; None without a target."""
+        if not self.limits:
+            return None
+        pairs = zip(self.values, self.limits, strict=False)
+        return all(limit is None or value <= limit for value, limit in pairs)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A line said about the run, such as a server missing."""
+
+    text: str
+
+
+Row = Requests | Workers | Measure | Note
+
+
+def fact(name: str, value: float, unit: Unit, digits: int = 2) -> Measure:
+    """A measure of the Freshness, start-up and memory table."""
+    return Measure(Section.FRESHNESS, name, (value,), unit, digits)

@@ -1,0 +1,39 @@
+"""The scenarios of ``make bench``, in the order they run: each takes the run's Bench and
+returns its rows (bench.rows); bench.report turns them into text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench.context import Bench
+from bench.rows import Row
+from bench.scenarios import (
+    access_log,
+    busy_cores,
+    cold_history,
+    endpoints,
+    freshness,
+    memory,
+    naive,
+    presence,
+    snapshot_vs_nginx,
+    startup,
+    workers,
+)
+
+Scenario = Callable[[Bench], list[Row]]
+
+SCENARIOS: dict[str, Scenario] = {
+    "endpoints": endpoints.run,
+    "access-log": access_log.run,
+    "naive": naive.run,
+    "nginx": snapshot_vs_nginx.run,
+    "startup": startup.warm,
+    "freshness": freshness.run,
+    "cold-start": startup.cold,
+    "memory": memory.run,
+    "presence": presence.run,
+    "workers": workers.run,
+    "busy-cores": busy_cores.run,
+    "cold-history": cold_history.run,
+}

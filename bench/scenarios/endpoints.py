@@ -1,0 +1,147 @@
+"""crawldash's endpoints under wrk, each beside aiohttp's ceiling run for run; with, from
+the same server, its cold start's history, its memory and an older snapshot's fetch."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass
+
+from bench.context import Bench
+from bench.load import free_port, pss_mib, rss_mib
+from bench.rows import Requests, Row, Server, Unit, fact
+from bench.servers import HERE, PY, get, measure, paired, server, wait_history
+
+CACHED_FETCHES = 20
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    path: str
+    headers: dict[str, str]
+    naive_too: bool = True  # the naive server has it
+    paired: bool = True  # measured run for run beside aiohttp's ceiling
+
+
+def endpoints(hit: str, etag: str) -> list[Endpoint]:
+    host, _, port = hit.rpartition(":")
+    node = f"{host.strip('[]')}-{port}"
+    revalidate = {"If-None-Match": etag}
+    return [
+        Endpoint(
+            "snapshot (identity)", "/api/snapshot", {"Accept-Encoding": "identity"}, paired=False
+        ),
+        Endpoint("snapshot (gzip)", "/api/snapshot", {"Accept-Encoding": "gzip"}, paired=False),
+        Endpoint("status", "/api/status", {}),
+        Endpoint("history?limit=144", "/api/history?limit=144", {}),
+        Endpoint(
+            "history?limit=144 (gzip)",
+            "/api/history?limit=144",
+            {"Accept-Encoding": "gzip"},
+            naive_too=False,
+        ),
+        Endpoint("check hit", f"/api/check?address={hit}", {}),
+        Endpoint("check miss", "/api/check?address=203.0.113.254:8333", {}),
+        Endpoint("304 revalidation", "/api/snapshot", revalidate, naive_too=False),
+        Endpoint("breakdown?by=country", "/api/breakdown?by=country", {}, naive_too=False),
+        Endpoint(
+            "nodes?country=DE&services=P2P_V2",
+            "/api/nodes?country=DE&services=P2P_V2",
+            {},
+            naive_too=False,
+        ),
+        Endpoint("presence?limit=144", f"/api/presence?address={hit}", {}, naive_too=False),
+        Endpoint("changes", "/api/changes", {}, naive_too=False),
+        Endpoint("v1 node status", f"/api/v1/nodes/{node}/", {}, naive_too=False),
+        Endpoint(
+            "v1 snapshots/latest/ (304 revalidation)",
+            "/api/v1/snapshots/latest/",
+            revalidate,
+            naive_too=False,
+        ),
+    ]
+
+
+def ceiling_command(port: int) -> list[str]:
+    return [PY, str(HERE / "ceiling_server.py"), str(port)]
+
+
+def run(bench: Bench) -> list[Row]:
+    """From a cold start (no state index): the history's completion, memory, every
+    endpoint, memory again, then an older snapshot through the v1 route."""
+    config, rows = bench.config, list[Row]()
+    ceiling_port = free_port()
+    ceiling = f"http://127.0.0.1:{ceiling_port}/"
+    with (
+        bench.crawldash(bench.fresh_state()) as ours,
+        server(ceiling_command(ceiling_port), ceiling, bench.log) as ceiling_process,
+    ):
+        rows.append(fact("history complete after start (cold)", wait_history(ours.base), Unit.S))
+        history = f"{bench.data.history_files:,} history points"
+        rows.append(
+            fact(
+                f"RSS (server + its child processes), 15,000 nodes + {history}",
+                rss_mib(ours.pid),
+                Unit.MIB,
+                1,
+            )
+        )
+        rows.append(
+            fact("PSS (the same, shared pages counted once)", pss_mib(ours.pid), Unit.MIB, 1)
+        )
+        headers, body = get(ours.base + "/api/snapshot", {"Accept-Encoding": "identity"})
+        bench.keep_snapshot(headers["ETag"], body)
+        for cell in endpoints(bench.hit(), headers["ETag"]):
+            url = ours.base + cell.path
+            if not cell.paired:
+                samples = measure(url, ours.pid, cell.headers, config.runs, config.seconds)
+                rows.append(Requests(cell.name, Server.CRAWLDASH, tuple(samples)))
+                continue
+            # Paired with the ceiling, run for run: a shared machine's speed drifts by more
+            # than the differences measured here.
+            mine, theirs = paired(
+                url, ours.pid, cell.headers, ceiling, ceiling_process.pid, config.pairs
+            )
+            rows.append(Requests(cell.name, Server.CRAWLDASH, tuple(mine), tuple(theirs)))
+        rows.append(
+            fact(
+                "RSS, the same, after the request runs above (32 clients of the snapshot)",
+                rss_mib(ours.pid),
+                Unit.MIB,
+                1,
+            )
+        )
+        rows += older_snapshot(ours.base)
+    bench.state_made()
+    return rows
+
+
+def older_snapshot(base: str) -> list[Row]:
+    """The crawl before the newest (15,000 nodes), through the v1 route: its first request
+    decodes it in the loader process; later ones are answered from the archive."""
+    listed = json.loads(get(base + "/api/v1/snapshots/?limit=2")[1])["results"]
+    url = str(listed[1]["url"])
+    gzip_ = {"Accept-Encoding": "gzip"}
+    started = time.monotonic()
+    get(url, gzip_)
+    first = time.monotonic() - started
+    cached = []
+    for _ in range(CACHED_FETCHES):
+        started = time.monotonic()
+        get(url, gzip_)
+        cached.append(time.monotonic() - started)
+    return [
+        fact(
+            "older 15,000-node snapshot via /api/v1/snapshots/<timestamp>/ (gzip): first request",
+            first * 1000,
+            Unit.MS,
+            0,
+        ),
+        fact(
+            f"the same, cached: median of {CACHED_FETCHES} requests (one client)",
+            statistics.median(cached) * 1000,
+            Unit.MS,
+        ),
+    ]
