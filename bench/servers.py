@@ -135,11 +135,12 @@ def median(values: list[float]) -> float:
 @contextmanager
 def spinners(count: int | None = None) -> Iterator[list[int]]:
     """One CPU-bound process per core (``while True: pass``) at nice 0, left to the
-    scheduler on every core; killed on leaving."""
+    scheduler on every core, in a session of their own as a crawler's service runs (Linux
+    shares a busy core between sessions, or services, first); killed on leaving."""
     every = ",".join(str(core) for core in range(os.cpu_count() or 1))
     loop = [PY, "-c", "while True: pass"]
     processes = [
-        subprocess.Popen(["taskset", "-c", every, *loop])
+        subprocess.Popen(["taskset", "-c", every, *loop], start_new_session=True)
         for _ in range(count or os.cpu_count() or 1)
     ]
     try:

@@ -17,6 +17,7 @@ from .crawl.decode import Rules
 from .live.bodies import represent
 from .live.loading.archive import Archive, ArchivedSnapshot, load_archived
 from .live.loading.client import LoaderClient
+from .live.loading.counters import Counters
 from .live.memory.index_files import HistoryStore, PresenceStore
 from .live.refreshing.refresher import Refresher
 from .live.refreshing.watcher import Watcher
@@ -49,6 +50,7 @@ MAX_FIELD_SIZE = 8190  # one header
 MAX_HEADERS = 64
 BACKFILL_DELAY = 0.5  # seconds after start-up before older crawls are counted
 STARTUP_COUNT_BYTES = 1_000_000  # of older crawl files counted before the server listens
+STATUS_POLL_SECONDS = 0.5  # the status file is looked at this often, apart from any load
 
 
 def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Application:
@@ -72,7 +74,7 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
         stale_after=settings.stale_after,
         stuck_after=settings.stuck_after,
     )
-    loader = loader or LoaderClient()
+    loader = loader or LoaderClient(timeout=settings.load_timeout)
     state_dir, data_dir = settings.resolved_state_dir, settings.data_dir
     rules = Rules.of(settings)
     refresher = Refresher(
@@ -83,6 +85,7 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
         data_dir=settings.data_dir,
         rules=rules,
         status_file=settings.status_file,
+        counters=Counters(),
         max_clock_skew=settings.max_clock_skew,
     )
     watcher = Watcher(
@@ -148,6 +151,7 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(watcher.run(stop), name="crawldash-watcher"),
         asyncio.create_task(_later(refresher.keep_counting), name="crawldash-counting"),
         asyncio.create_task(_later(loader.warm_up), name="crawldash-loader-start"),
+        asyncio.create_task(_every(STATUS_POLL_SECONDS, refresher.poll_status), name="status"),
     ]
     yield
     stop.set()
@@ -156,6 +160,8 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    if refresher.counters is not None:
+        refresher.counters.stop()
     await refresher.saver.close()
     await refresher.presence_saver.close()
     await loader.close()
@@ -163,6 +169,16 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
 
 async def _flushed(lines: AccessLines) -> None:
     lines.flush()
+
+
+async def _every(seconds: float, work: Callable[[], Awaitable[None]]) -> None:
+    """``work`` every ``seconds``, until cancelled; a failure is logged, and tried again."""
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            await work()
+        except OSError as exc:
+            log.warning("%s failed: %s", getattr(work, "__name__", "a periodic task"), exc)
 
 
 async def _later(work: Callable[[], Awaitable[None]]) -> None:

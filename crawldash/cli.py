@@ -217,7 +217,7 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
     """One server process; with ``reuse_port`` it shares the port with other workers. Its
     loader process starts first and loads the newest crawl while this one imports aiohttp
     and its handlers (``live/head_start.py``): hence the imports in the middle."""
-    loader = LoaderClient()
+    loader = LoaderClient(timeout=settings.load_timeout)
     loader.spawn()
     if reuse_port:  # a spawned worker: it starts with no logging set up
         configure_logging(settings.log_level)

@@ -57,13 +57,6 @@ class ExportRow(Base, frozen=True, array_like=True):
         return NodeRow(*msgspec.structs.astuple(self)[2:])
 
 
-class AddressOnly(Base, frozen=True, array_like=True):
-    """The first two fields of an export row: enough to count a crawl without building it."""
-
-    address: str
-    port: int
-
-
 class ApiSnapshot(Base, frozen=True):
     """The bitnodes API v1 snapshot, the form crawldash serves."""
 
@@ -71,12 +64,6 @@ class ApiSnapshot(Base, frozen=True):
     total_nodes: int
     latest_height: int
     nodes: dict[str, NodeRow]
-
-
-class ApiSnapshotKeys(Base, frozen=True):
-    """An API v1 snapshot with its rows left undecoded, for counting."""
-
-    nodes: dict[str, msgspec.Raw]
 
 
 class CrawlerStatus(Base, frozen=True):
@@ -107,6 +94,7 @@ class StatusBody(Base, frozen=True):
     updated_at_ahead: bool  # status.json's updated_at is ahead of this machine's clock
     next_crawl_expected: int | None
     history_complete: bool
+    degraded: str | None = None  # why loads fail for now (the loader hangs or dies), or null
 
 
 class SnapshotEvent(Base, frozen=True):

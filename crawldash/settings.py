@@ -81,6 +81,13 @@ class Settings:
         "as `future`",
         whole_number(0, 10**9),
     )
+    load_timeout: float = option(
+        120.0,
+        "seconds a crawl's load may take before the loader process is killed (it is then "
+        "started again and the load retried later); well above a 100,000-node crawl's load",
+        seconds(5, 86400),
+        shown="`120`",
+    )
     allow_empty_crawls: bool = option(
         False,
         "serve crawls that list no nodes (a crawler that can legitimately find nothing); "

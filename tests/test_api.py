@@ -108,6 +108,7 @@ async def test_empty_folder_answers_503_and_unknown_status(client: Client):
         "stuck_reason": None,
         "updated_at_ahead": False,
         "history_complete": True,
+        "degraded": None,
         "next_crawl_expected": None,
     }
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from crawldash.app import LOADER, REFRESHER
-from crawldash.crawl.decode import Rules, read_count
+from crawldash.crawl.count import read_count
+from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import LoadError
 from crawldash.live.loading.client import LOADER_NICENESS, LoaderClient, unpacked
 from crawldash.live.loading.process import LARGE, SLICE_NS, packed
@@ -269,12 +270,14 @@ async def test_a_load_that_kills_every_loader_is_a_load_error(tmp_path):
         await loader.close()
 
 
-async def test_the_loader_process_yields_to_the_server(serve, data_dir):
+async def test_the_loader_process_yields_to_the_server_and_never_preempts(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await serve()
     loader = client.app[LOADER]
+    # Within the server's session the least share of a busy core; against other sessions
+    # (the crawler's service) the session's share is what counts.
     assert await loader.run(os.nice, 0) == min(19, os.nice(0) + LOADER_NICENESS)
-    assert await loader.run(os.sched_getscheduler, 0) == os.SCHED_IDLE  # and after any other
+    assert await loader.run(os.sched_getscheduler, 0) == os.SCHED_BATCH  # never preempts
     first, second = [await loader.run(os.getpid) for _ in "12"]
     assert first != second  # a fresh process for every load: its memory is given back
     assert loader.pid not in (None, first, second)  # forked by the one loader process,
@@ -298,18 +301,18 @@ async def test_a_load_holds_a_shared_core_a_tenth_of_a_millisecond_at_a_time(ser
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await serve()
     policy, _, slice_ns = await client.app[LOADER].run(scheduling)
-    assert policy == os.SCHED_IDLE
+    assert policy == os.SCHED_BATCH
     assert slice_ns == SLICE_NS == 100_000  # the default is some milliseconds
 
 
 @needs_custom_slices
 @needs_sched_getattr
-def test_any_user_gets_the_idle_policy_and_short_slices_and_keeps_the_niceness():
+def test_any_user_gets_the_batch_policy_and_short_slices_and_keeps_the_niceness():
     arguments = as_nobody()
     script = (
-        "import os; from crawldash.live.loading.process import idle_policy, short_slices; "
+        "import os; from crawldash.live.loading.process import batch_policy, short_slices; "
         "from tests.loader_jobs import scheduling; os.nice(7); "
-        "print(short_slices(250_000), idle_policy(), *scheduling())"
+        "print(short_slices(250_000), batch_policy(), *scheduling())"
     )
     done = subprocess.run(
         [*arguments["prefix"], arguments["python"], "-c", script],
@@ -318,7 +321,7 @@ def test_any_user_gets_the_idle_policy_and_short_slices_and_keeps_the_niceness()
         text=True,
         check=True,
     )
-    assert done.stdout.split() == ["True", "True", str(os.SCHED_IDLE), "7", "250000"]
+    assert done.stdout.split() == ["True", "True", str(os.SCHED_BATCH), "7", "250000"]
 
 
 async def test_what_a_load_raises_is_raised_in_the_server_which_loads_on(tmp_path):

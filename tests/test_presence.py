@@ -265,7 +265,7 @@ async def test_a_crawl_skipped_while_another_loaded_is_counted_first_in_the_load
     the served one is recorded, so both are added after the newest known (no pass over
     every address), and, being large, in the loader process (a thread would hold the GIL
     against requests while it decodes)."""
-    monkeypatch.setattr("crawldash.live.refreshing.refresher.COUNT_IN_THREAD_BYTES", 1000)
+    monkeypatch.setattr("crawldash.live.refreshing.reading.COUNT_IN_THREAD_BYTES", 1000)
     write_snapshot(data_dir, TS, export_body(rows(3)))
     state, loader = State(history_size=10), LoaderClient()
     refresher = Refresher(

@@ -25,7 +25,10 @@ def run(bench: Bench) -> list[Row]:
         time.sleep(LOADER_STARTED)
         with spinners(cores):
             delays = written_to_served(running.base, bench.data.data15k, crawls, config.wait_limit)
-    details = [f"{cores} `while True: pass` processes at nice 0, crawldash on cores {BOTH_CORES}"]
+    details = [
+        f"{cores} `while True: pass` processes at nice 0 in a session of their own (as a "
+        f"crawler service), crawldash on cores {BOTH_CORES}"
+    ]
     return [
         Measure(
             Section.TARGETS,

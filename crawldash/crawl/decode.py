@@ -1,4 +1,4 @@
-"""Crawler bytes to Structs: a decoded snapshot, a count or a status, or a LoadError."""
+"""Crawler bytes to Structs: a decoded snapshot or a status, or a LoadError."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ..models import ApiSnapshot, CrawlerStatus, ExportRow, NodeRow
-from .address import NETWORKS, AddressError, canonical_address, network_of, parse_address
+from .address import NETWORKS, AddressError, canonical_address, parse_address
 from .files import LoadError, read_file
 
 if TYPE_CHECKING:  # the loader process imports this module: it needs no settings
     from ..settings import Settings
 
-_export_decoder = msgspec.json.Decoder(list[ExportRow])
+export_decoder = msgspec.json.Decoder(list[ExportRow])
 _api_decoder = msgspec.json.Decoder(ApiSnapshot)
 _status_decoder = msgspec.json.Decoder(CrawlerStatus)
 
@@ -45,7 +45,7 @@ class Snapshot:
     skipped_rows: int  # rows whose address is unusable
 
 
-def _form(data: bytes) -> bytes:
+def form_of(data: bytes) -> bytes:
     first = data.lstrip()[:1]
     if first not in (b"[", b"{"):
         raise LoadError("not_json", "not JSON: expected an array of rows or an object with 'nodes'")
@@ -55,25 +55,31 @@ def _form(data: bytes) -> bytes:
 def decode_snapshot(data: bytes, timestamp: int, allow_empty: bool = False) -> Snapshot:
     """Decode either snapshot form; the later of two rows for one address wins."""
     try:
-        if _form(data) == b"[":
-            rows = _export_decoder.decode(data)
+        if form_of(data) == b"[":
+            rows = export_decoder.decode(data)
             nodes, skipped = _index_rows((row.address, row.port, row.node()) for row in rows)
         else:
             api = _api_decoder.decode(data)
             nodes, skipped = _index_keys(api.nodes)
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise LoadError("decode", f"does not decode: {_decode_reason(exc)}") from None
+        raise does_not_decode(exc) from None
+    check_usable(len(nodes), skipped, allow_empty)
+    return Snapshot(timestamp, nodes, consensus_height(nodes.values()), skipped)
+
+
+def does_not_decode(error: msgspec.DecodeError | RecursionError) -> LoadError:
+    reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+    return LoadError("decode", f"does not decode: {reason}")
+
+
+def check_usable(nodes: int, skipped: int, allow_empty: bool) -> None:
+    """Refuse a crawl with rows but no usable address, or (unless allowed) no rows."""
     if skipped and not nodes:
         raise LoadError("no_usable_rows", f"none of its {skipped} rows has a usable address")
     if not nodes and not allow_empty:
         raise LoadError(
             "empty", "the crawl lists no nodes (--allow-empty-crawls serves such crawls)"
         )
-    return Snapshot(timestamp, nodes, consensus_height(nodes.values()), skipped)
-
-
-def _decode_reason(error: Exception) -> str:
-    return "nested too deeply" if isinstance(error, RecursionError) else str(error)
 
 
 def _index_rows(rows: Iterable[tuple[str, int, NodeRow]]) -> tuple[dict[str, NodeRow], int]:
@@ -100,34 +106,15 @@ def _index_keys(keyed: dict[str, NodeRow]) -> tuple[dict[str, NodeRow], int]:
 
 def consensus_height(nodes: Iterable[NodeRow]) -> int:
     """The most common height among the nodes (the higher one on a tie); 0 for none."""
-    heights = Counter(node.height for node in nodes)
+    return most_common_height(node.height for node in nodes)
+
+
+def most_common_height(heights_of_nodes: Iterable[int]) -> int:
+    """The most common of these heights (the higher one on a tie); 0 for none."""
+    heights = Counter(heights_of_nodes)
     if not heights:
         return 0
     return max(heights.items(), key=lambda item: (item[1], item[0]))[0]
-
-
-@dataclass(frozen=True)
-class CrawlCount:
-    """What the history keeps of an older crawl: its nodes, in all and per network (in
-    NETWORKS order), its consensus height, and which addresses were in it."""
-
-    nodes: int
-    networks: tuple[int, ...]
-    latest_height: int
-    addresses: list[str]  # canonical host:port
-
-
-def count_nodes(data: bytes, allow_empty: bool = False) -> CrawlCount:
-    """Count a snapshot. Decoded whole, as the loader decodes it: a crawl it would refuse
-    is refused here too."""
-    snapshot = decode_snapshot(data, 0, allow_empty)
-    nodes = snapshot.nodes
-    return CrawlCount(len(nodes), count_networks(nodes), snapshot.latest_height, list(nodes))
-
-
-def count_networks(keys: Iterable[str]) -> tuple[int, ...]:
-    """Counts of canonical ``host:port`` keys by network, in NETWORKS order."""
-    return tally_networks(network_of(key.rpartition(":")[0].strip("[]")) for key in keys)
 
 
 def tally_networks(names: Iterable[str]) -> tuple[int, ...]:
@@ -140,14 +127,9 @@ def decode_status(data: bytes) -> CrawlerStatus:
     try:
         return _status_decoder.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise LoadError("decode", f"does not decode: {_decode_reason(exc)}") from None
+        raise does_not_decode(exc) from None
 
 
 def read_status(path: Path, rules: Rules) -> CrawlerStatus:
     """``status.json``, read and decoded."""
     return decode_status(read_file(path, rules.max_file_size)[0])
-
-
-def read_count(path: Path, rules: Rules) -> CrawlCount:
-    """A crawl file counted: nodes in all and per network, height and addresses."""
-    return count_nodes(read_file(path, rules.max_file_size)[0], rules.allow_empty)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 STATUS_NAME = "status.json"
+NAME_SLACK = 600  # seconds a crawl may be named after its file was written (misnamed())
 _STEP = 1 << 20  # bytes read at a time from a file that grows while it is read
 _SNAPSHOT_NAME = re.compile(r"([0-9]{1,12})\.json")
 
@@ -77,6 +78,27 @@ class Listing:
     newest_first: list[int]  # snapshot timestamps, newest first
     names: frozenset[str]  # every file name listed
     changed: frozenset[int]  # timestamps new or rewritten since the previous listing
+
+
+def misnamed(listing: Listing, timestamp: int) -> LoadError | None:
+    """Why the crawl named ``timestamp`` is passed over, or None. A crawler names a crawl
+    after its time and writes it then or later, so a crawl named more than NAME_SLACK
+    seconds after its own file was written is misnamed; it is served only until a crawl
+    with a plausible name is written after it (a misnamed file must not hold the service
+    on one crawl while the real ones arrive under earlier names)."""
+    version = listing.snapshots[timestamp][1]
+    written = version.mtime_ns / 1e9
+    if timestamp <= written + NAME_SLACK:
+        return None
+    for later, (_, other) in listing.snapshots.items():
+        other_written = other.mtime_ns / 1e9
+        if other_written > written and later <= other_written + NAME_SLACK:
+            return LoadError(
+                "misnamed",
+                f"named {int(timestamp - written)} s after it was written, and a crawl "
+                f"written later ({later}) has a plausible name",
+            )
+    return None
 
 
 def list_data_dir(

@@ -14,6 +14,7 @@ from ..crawl.files import FileVersion
 from ..models import CrawlerStatus, StatusBody
 from .bodies import Representation, represent
 from .loading.prepared import PreparedSnapshot
+from .memory.backfill import OlderCrawls
 from .memory.changes import Changes
 from .memory.checks import CheckAnswers
 from .memory.history import History, HistoryEntry
@@ -57,6 +58,7 @@ class State:
         self.listeners: list[Callable[[str], None]] = []  # told "snapshot" or "status"
         self.history_complete = False  # every usable crawl file present has a point
         self.data_dir_problem: str | None = None  # why the data folder cannot be watched
+        self.loader_trouble: str | None = None  # why the last load failed, till one succeeds
 
     def set_snapshot(self, snapshot: PreparedSnapshot) -> None:
         self.snapshot = snapshot
@@ -78,6 +80,18 @@ class State:
             async with self.presence.lock:
                 self.presence.retain(self.history.holds)
         return changed
+
+    def record_older(
+        self, entry: HistoryEntry, addresses: Sequence[str], older: OlderCrawls
+    ) -> bool:
+        """The point of a crawl older than all whose membership is known; its addresses go
+        into ``older``, for the presence once ``older`` is published. True if the history
+        changed or the crawl is to be published."""
+        changed = self.history.record(entry)
+        if self.history.get(entry.timestamp) != entry:  # older than all the history keeps
+            return changed
+        older.add(entry.timestamp, addresses)
+        return True
 
     def replace_presence(self, presence: Presence) -> None:
         """The presence restored from its index, less the crawls the history lacks."""
@@ -119,12 +133,17 @@ class State:
         return self.snapshot.timestamp + interval
 
     def seconds_to_next_crawl(self) -> int | None:
-        """Worked out once a second per snapshot and history (it is in many answers)."""
+        """Worked out once a second per snapshot and history (it is in many answers). Never
+        more than one crawl interval: a crawl named ahead of the clock must not have caches
+        hold it for longer than the crawler takes to write the next."""
         now, changes, snapshot = int(self._clock()), self.history.changes, self.snapshot
         second, seen_changes, seen_snapshot, seconds = self._to_next_crawl
         if now != second or changes != seen_changes or snapshot is not seen_snapshot:
-            expected = self.next_crawl_expected()
-            seconds = None if expected is None else max(0, expected - now)
+            expected, interval = self.next_crawl_expected(), self.history.median_interval()
+            if expected is None or interval is None:
+                seconds = None
+            else:
+                seconds = min(max(0, expected - now), interval)
             self._to_next_crawl = now, changes, snapshot, seconds
         return seconds
 
@@ -176,4 +195,5 @@ class State:
             updated_at_ahead=self.status_ahead,
             next_crawl_expected=self.next_crawl_expected(),
             history_complete=self.history_complete,
+            degraded=self.loader_trouble,
         )

@@ -64,14 +64,20 @@ class Health:
                 503, "watcher_down", "the file watcher is not running; see the log for why"
             )
         warnings = self.warnings()
-        return plain(_encoder.encode({"status": "ok", "warnings": warnings}) if warnings else _OK)
+        if not warnings:
+            return plain(_OK)
+        degraded = self.state.loader_trouble is not None
+        status = "degraded" if degraded else "ok"
+        return plain(_encoder.encode({"status": status, "warnings": warnings}))
 
     def warnings(self) -> list[str]:
         """Trouble that does not stop serving: a missing data folder, an index whose
-        latest save failed (until one succeeds)."""
+        latest save failed (until one succeeds), loads that fail (until one succeeds)."""
         found = []
         if self.state.data_dir_problem is not None:
             found.append(self.state.data_dir_problem)
+        if self.state.loader_trouble is not None:
+            found.append(f"new crawls cannot be loaded: {self.state.loader_trouble}")
         for index in self.indexes:
             if index.error is not None:
                 found.append(f"the {index.name} index cannot be written: {index.error}")

@@ -178,6 +178,11 @@ class DataCollector(Collector):
             "stale_after_seconds", "The stale threshold in force.", state.effective_stale_after()
         )
         yield gauge("stuck", "1 when the crawler looks stuck.", int(state.is_stuck(now)))
+        yield gauge(
+            "loader_degraded",
+            "1 while new crawls cannot be loaded (the loader hangs or dies; see /healthz).",
+            int(state.loader_trouble is not None),
+        )
         yield from self._watching()
 
     def _watching(self) -> Iterator[Metric]:

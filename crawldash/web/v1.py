@@ -9,7 +9,7 @@ from collections.abc import Callable
 import msgspec
 from aiohttp import web
 
-from ..live.loading.archive import Archive
+from ..live.loading.archive import Archive, ArchiveBusy
 from ..live.loading.prepared import PreparedSnapshot
 from ..live.memory.checks import node_row
 from ..live.state import State
@@ -73,7 +73,15 @@ class V1:
             return respond(request, body, self.cache_control(), vary=True)
         wanted = served.timestamp if latest and served is not None else timestamp
         assert wanted is not None
-        archived = await self.archive.get(wanted, self.state.crawl_versions)
+        try:
+            archived = await self.archive.get(wanted, self.state.crawl_versions)
+        except ArchiveBusy as busy:
+            raise ApiError(
+                503,
+                "loader_busy",
+                f"{busy}; ask again in a few seconds",
+                headers={"Retry-After": "5"},
+            ) from None
         if archived is None:
             raise ApiError(
                 404,

@@ -24,6 +24,7 @@ from ..bodies import Representation, compressed, represent
 
 log = logging.getLogger(__name__)
 ARCHIVE_SIZE = 4  # older crawls kept; a 15,000-node crawl takes about 5 MB in all codings
+ARCHIVE_WAIT = 10.0  # seconds: far past a load on an idle core; past it, something is wrong
 FIELDS = ("coordinates", "user_agents")  # the summary forms of ?field=
 _encoder = msgspec.json.Encoder()
 
@@ -79,6 +80,15 @@ def load_archived(path: Path, timestamp: int, rules: Rules) -> ArchivedSnapshot:
 Load = Callable[[Path, int], Awaitable[ArchivedSnapshot]]
 
 
+class ArchiveBusy(Exception):
+    """The crawl asked for is still loading (behind other loads, or a loader that hangs)
+    after ``seconds``: the request is answered at once rather than held."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the crawl is still being loaded after {seconds:g} s")
+        self.seconds = seconds
+
+
 class Archive:
     """The older crawls asked for, ``ARCHIVE_SIZE`` at most, least recently used dropped.
 
@@ -88,6 +98,7 @@ class Archive:
 
     def __init__(self, data_dir: Path, load: Load, size: int = ARCHIVE_SIZE) -> None:
         self.data_dir, self.load, self.size = data_dir, load, size
+        self.wait = ARCHIVE_WAIT  # seconds a request waits for a load, then is told to retry
         self._kept: OrderedDict[int, ArchivedSnapshot] = OrderedDict()
         self._loading: dict[int, asyncio.Future[ArchivedSnapshot]] = {}
         self._one_at_a_time = asyncio.Lock()
@@ -115,7 +126,9 @@ class Archive:
             self._loading[timestamp] = loading
             loading.add_done_callback(lambda _: self._loading.pop(timestamp, None))
         try:
-            return await asyncio.shield(loading)
+            return await asyncio.wait_for(asyncio.shield(loading), self.wait)
+        except TimeoutError:  # the load goes on, for the next request to find
+            raise ArchiveBusy(self.wait) from None
         except FileNotFoundError:  # removed since it was listed
             return None
         except LoadError as exc:

@@ -1,9 +1,10 @@
 """The loader process: new snapshots are decoded, indexed, encoded and compressed in a
 process of its own, so that a large crawl never holds the serving process's GIL.
 
-Started once (``python -m crawldash.live.loading.process``; SCHED_IDLE, else nice 19, in
-0.1 ms slices: on a busy core answering comes first), it imports the loading code and forks
-a child per load, so that the memory a load needed is given back when it ends.
+Started once (``python -m crawldash.live.loading.process``; SCHED_BATCH at the server's
+niceness, in 0.1 ms slices: a fair share of a busy core, but answering comes first), it
+imports the loading code and forks a child per load, so that the memory a load needed is
+given back when it ends.
 Calls go over a Unix socket, one at a time; each reply comes back as an in-memory file.
 The server side of a call runs in a worker thread, which waits for the reply, reads its
 large bytes objects with the GIL released and unpickles the rest.
@@ -32,13 +33,22 @@ from .process import SIZE, ended
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-LOADER_NICENESS = 19  # the lowest, for where SCHED_IDLE is refused (loader_process.py)
+# Added to the server's niceness: the most. Against the server, whose session it shares, a
+# load takes a sliver of a core the server keeps busy; against other sessions (the
+# crawler's service) what counts is the session's share, all of it the load's while the
+# server is idle (process.py).
+LOADER_NICENESS = 19
+LOAD_TIMEOUT = 120.0  # seconds a call may take before the loader process is killed
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 STOP_WAIT = 5.0  # seconds a stopping server waits for a load in progress
 
 
 class LoaderDied(Exception):
     """The loader process, or the child running a call, ended without replying."""
+
+
+class LoaderHung(Exception):
+    """A call took longer than the timeout: the loader process was killed."""
 
 
 class LoaderClient:
@@ -48,11 +58,16 @@ class LoaderClient:
     being answered), but for a ``head_start``: the newest snapshot, loaded in the process
     while the server is still importing its code (``serve`` spawns the process first).
     A load during which the process dies is tried once more, in a new process; if that
-    one dies too, the load is a ``LoadError`` of kind ``loader_died``.
+    one dies too, the load is a ``LoadError`` of kind ``loader_died``. A call that takes
+    longer than ``timeout`` seconds (the process hangs, or was stopped) gets no reply: the
+    process is killed, a new one takes the next call, and the load is a ``LoadError`` of
+    kind ``timeout``.
     """
 
-    def __init__(self, niceness: int = LOADER_NICENESS) -> None:
+    def __init__(self, niceness: int = LOADER_NICENESS, timeout: float = LOAD_TIMEOUT) -> None:
         self.niceness = niceness
+        self.timeout = timeout
+        self.timeouts = 0  # calls that took too long: the loader process was killed
         self.deaths = 0  # loads during which the loader process died
         self.runs = 0  # calls that ran in the loader process (not in a thread)
         self._started = self._stopped = False
@@ -115,6 +130,16 @@ class LoaderClient:
         for attempt in (1, 2):
             try:
                 return cast(T, await asyncio.to_thread(self._call, function, args))
+            except LoaderHung:
+                self.timeouts += 1
+                log.error(
+                    "a load took longer than %s s: the loader process was killed, and a new "
+                    "one takes the next load",
+                    self.timeout,
+                )
+                raise LoadError(
+                    "timeout", f"its load took longer than --load-timeout ({self.timeout:g} s)"
+                ) from None
             except LoaderDied as exc:
                 self.deaths += 1
                 log.error(
@@ -139,6 +164,7 @@ class LoaderClient:
                 raise LoadError("loader_died", "the server is stopping")
             try:
                 loader = self._socket or self._spawned()
+                loader.settimeout(self.timeout)
                 loader.send(pickle.dumps((function, args), protocol=5))
                 header, fds, _, _ = socket.recv_fds(loader, SIZE.size, 1)
                 if len(header) != SIZE.size or len(fds) != 1:
@@ -146,6 +172,9 @@ class LoaderClient:
                         os.close(fd)
                     raise EOFError
                 kind, value = unpacked(fds[0], SIZE.unpack(header)[0])
+            except TimeoutError:  # hung, or stopped: it is killed, even stopped
+                self._discard()
+                raise LoaderHung from None
             except (OSError, EOFError) as exc:  # it ended, or could not be started
                 raise LoaderDied(self._discard() or str(exc)) from exc
         if kind == "died":

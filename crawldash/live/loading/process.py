@@ -15,13 +15,16 @@ rest while holding it (``packed()``, and ``unpacked()`` in ``client.py``). A rep
 without replying (killed, or out of memory). Run as ``python -m
 crawldash.live.loading.process NICENESS SOCKET_FD``; it ends when the server closes its end.
 
-A load runs on CPU time the server leaves: the process takes the SCHED_IDLE policy (any
-user may), under which a task of any other policy waking on its core goes first; where
-that is refused it keeps the niceness alone (even at nice 19 it takes a share of a core the
-server saturates, which measurably slowed the answers). How long the server waits once a
-load has the core is the load's scheduler slice (about 3 ms by default): the process asks
-for the shortest the kernel grants (0.1 ms; Linux 6.12 and later, for any user); where the
-kernel refuses or predates it, loads run with the default slice.
+A load must finish on a machine whose every core is busy (bitnodes' crawler runs beside
+crawldash), and must not slow the answers when it shares a core with the server. So the
+process keeps the server's niceness, and so its fair share of a busy core, but takes the
+SCHED_BATCH policy: the kernel never lets a batch task preempt another on waking, while a
+waking server thread preempts it at once. (SCHED_IDLE, tried before, gets only the time
+nothing else wants: on a crawler's machine there is none, and new crawls waited for tens
+of seconds.) How long a load then keeps the core from the server is its scheduler slice
+(about 3 ms by default): the process asks for the shortest the kernel grants (0.1 ms;
+Linux 6.12 and later, for any user); where the kernel refuses or predates it, loads run
+with the default slice.
 """
 
 from __future__ import annotations
@@ -66,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     """
     niceness, fd = (int(value) for value in (argv if argv is not None else sys.argv[1:]))
     os.nice(niceness)
-    short_slices(SLICE_NS)  # first: the kernel keeps it through the change of policy, but
-    idle_policy()  # refuses it to a process already under SCHED_IDLE
+    short_slices(SLICE_NS)  # first: the kernel keeps it through the change of policy
+    batch_policy()
     for module in PRELOADED:
         importlib.import_module(module)
     gc.freeze()  # what is imported now is shared with every child, never copied
@@ -85,15 +88,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def idle_policy() -> bool:
-    """Run this process, and the children it forks, only on CPU time nothing else wants
-    (SCHED_IDLE).
+def batch_policy() -> bool:
+    """Run this process, and the children it forks, under SCHED_BATCH: a fair share of a
+    busy core, but never preempting a task on waking (the server's threads preempt it).
 
     Returns:
-        Whether the kernel accepted it (elsewhere the niceness alone keeps loads behind).
+        Whether the kernel accepted it (elsewhere loads run as ordinary tasks).
     """
     try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
     except (AttributeError, OSError):  # not Linux, or refused
         return False
     return True

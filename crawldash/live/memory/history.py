@@ -146,10 +146,13 @@ class History:
         return body
 
     def median_interval(self) -> int | None:
-        """The median seconds between the most recent crawls; None with fewer than two."""
+        """The median seconds between the most recent crawls (the lower of the middle two
+        of an even count: one odd interval, from a crawl once misnamed, must not be taken
+        as the crawler's pace); None with fewer than two."""
         if self._median_interval is None and len(self._entries) >= 2:
             recent = [e.timestamp for e in islice(self._entries, max(0, len(self) - 25), None)]
-            self._median_interval = int(statistics.median(b - a for a, b in pairwise(recent)))
+            gaps = [b - a for a, b in pairwise(recent)]
+            self._median_interval = int(statistics.median_low(gaps))
         return self._median_interval
 
 

@@ -68,6 +68,45 @@ class Presence:
         """The newest crawl whose membership is known."""
         return self._timestamps[-1] if self._timestamps else None
 
+    def oldest(self) -> int | None:
+        """The oldest crawl whose membership is known."""
+        return self._timestamps[0] if self._timestamps else None
+
+    def next_older_slot(self) -> int:
+        """The slot a crawl older than all known would take."""
+        return self._low - 1 if self._timestamps else self._low
+
+    async def add_older(
+        self,
+        top: int,
+        timestamps: list[int],
+        ranges: Iterable[tuple[str, int, int]],
+        keep: Callable[[int], bool],
+    ) -> bool:
+        """Crawls older than all known, newest first from slot ``top`` down, with each
+        address's stretches of slots (``backfill.OlderCrawls``); then forget the crawls
+        ``keep`` refuses. False if an older crawl was added since ``top`` was taken."""
+        async with self.lock:
+            if not timestamps or top != self.next_older_slot():
+                return False
+            if self._timestamps and timestamps[0] >= self._timestamps[0]:
+                return False
+            await self.strip_in_slices()  # the slots below the oldest may hold forgotten bits
+            bits = self._bits
+            for count, (address, start, end) in enumerate(ranges, 1):
+                bitmap = bits.get(address)
+                if bitmap is None:
+                    bitmap = bits[address] = BitMap()
+                bitmap.add_range(start, end)
+                if count % SLICE == 0:
+                    await asyncio.sleep(0)
+            self._timestamps[:0] = timestamps[::-1]  # published
+            self._known.update(timestamps)
+            self._low = top - len(timestamps) + 1
+            self.version += 1
+            self.retain(keep)
+        return True
+
     def timestamps(self) -> list[int]:
         return list(self._timestamps)
 

@@ -19,7 +19,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TypeVar
 
-from ...crawl.decode import CrawlCount, Rules, read_count, read_status
+from ...crawl.decode import Rules, read_status
 from ...crawl.files import (
     STATUS_NAME,
     FileVersion,
@@ -27,15 +27,18 @@ from ...crawl.files import (
     LoadError,
     file_version,
     list_data_dir,
+    misnamed,
     named_ahead,
 )
 from ..loading.client import LoaderClient
+from ..loading.counters import Counters
 from ..loading.prepared import PreparedSnapshot, load_snapshot
 from ..memory.history import HistoryEntry
 from ..memory.index_files import HistoryStore, IndexSaver, PresenceStore
 from ..memory.presence_codec import encode_presence_in_slices
 from ..state import State
-from .counting import Counting
+from .counting import READ_AHEAD, Counting
+from .reading import Reader
 from .rejections import Rejections
 
 log = logging.getLogger(__name__)
@@ -43,7 +46,6 @@ T = TypeVar("T")
 SNAPSHOT_TRIES = 3  # older candidates decoded per refresh when the newest are unusable
 COUNT_BATCH = 32
 FULL_LISTING_SECONDS = 300.0
-COUNT_IN_THREAD_BYTES = 128 * 1024  # larger crawls are counted in the loader process
 # Each index is written at most this often (and at shutdown): a save holds up the event loop
 # for milliseconds, which a burst of crawls or the counting at start-up would pay per crawl.
 # What a crash loses of either is rebuilt from the crawl files still present.
@@ -61,6 +63,7 @@ class Refresher:
         data_dir: Path,
         rules: Rules,
         status_file: Path | None = None,
+        counters: Counters | None = None,
         max_clock_skew: int = 3600,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -79,7 +82,10 @@ class Refresher:
         self.presence_store = presence_store
         encoded = lambda: encode_presence_in_slices(state.presence)  # noqa: E731  (restoring replaces it)
         self.presence_saver = IndexSaver(presence_store, encoded, clock, INDEX_SAVE_EVERY)
-        self.counting = Counting(state, self.rejected, self._count_file)
+        self.counters = counters  # None: older crawls are counted one at a time
+        self.reader = Reader(state, loader, counters, self.rejected, data_dir=data_dir, rules=rules)
+        read_ahead = counters.workers * READ_AHEAD if counters is not None else 1
+        self.counting = Counting(state, self.rejected, self.reader.count, read_ahead)
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
         self._served: tuple[int, FileVersion] | None = None
         self._status_version: FileVersion | None = None
@@ -89,11 +95,21 @@ class Refresher:
         self._more_to_count = asyncio.Event()
 
     def restore_history(self) -> None:
-        """The history and presence indexes, but for points from the future (a crawl once
-        misnamed). Runs in a worker thread, before anything else uses the state."""
-        for entry in self.store.load():
-            if self._ahead(entry.timestamp) is None:
-                self.state.history.record(entry)
+        """The history and presence indexes, whole: a point is never dropped because the
+        clock says it is in the future (a clock not yet synced at boot would erase history
+        that no crawl file holds any more); that is said once. Runs in a worker thread,
+        before anything else uses the state."""
+        entries = self.store.load()
+        ahead = [entry.timestamp for entry in entries if self._ahead(entry.timestamp)]
+        if ahead:
+            log.warning(
+                "%d history points are named more than --max-clock-skew ahead of this "
+                "machine's clock (the latest by %d s): kept; is the clock right?",
+                len(ahead),
+                max(ahead) - int(self.clock()),
+            )
+        for entry in entries:
+            self.state.history.record(entry)
         self.state.replace_presence(self.presence_store.load())
 
     def _changed(self) -> None:
@@ -139,25 +155,31 @@ class Refresher:
                 observe(time.perf_counter() - started)
 
     async def keep_counting(self) -> None:
-        """Count, in batches, every crawl present that the history lacks; run until cancelled."""
+        """Count, in batches, every crawl present that the history lacks; run until
+        cancelled. The lock is held only while each crawl is recorded: a refresh, and so a
+        new crawl, never waits for a batch to be read."""
         while True:
             await self._more_to_count.wait()
-            async with self._lock:
-                listing = self._listing
-                if listing is not None:
-                    pending = self.counting.update(listing, ())
-                    await self._count(listing, pending[:COUNT_BATCH])
+            listing = self._listing
+            if listing is not None:
+                pending = self.counting.update(listing, ())
+                await self._count(listing, pending[:COUNT_BATCH], self._lock)
             await asyncio.sleep(0)  # let requests and refreshes in between batches
 
-    async def _count(self, listing: Listing, timestamps: list[int]) -> None:
-        if await self.counting.count(listing, timestamps):
+    async def _count(
+        self, listing: Listing, timestamps: list[int], lock: asyncio.Lock | None = None
+    ) -> None:
+        if await self.counting.count(listing, timestamps, lock):
             self._changed()
-        complete = not self.counting.uncounted
-        self.state.history_complete = complete
-        if complete:
-            self._more_to_count.clear()
-        else:
+        # Complete: every crawl present is counted, or refused for its content.
+        # Passing faults are tried again by the watcher's refreshes, when they are due.
+        self.state.history_complete = not self.counting.uncounted and not self.counting.retrying
+        if self.counting.uncounted:
             self._more_to_count.set()
+        else:
+            self._more_to_count.clear()
+            if self.counters is not None:
+                self.counters.stop()  # nothing of them stays at rest
 
     def _present(self, listing: Listing, among: Collection[int]) -> list[int]:
         """Those of ``among`` not named from the future, which are rejected as such."""
@@ -174,16 +196,17 @@ class Refresher:
         return named_ahead(timestamp, self.clock(), self.max_clock_skew)
 
     async def poll_status(self) -> None:
-        """Pick up a change of a status file kept outside the data folder: one stat."""
-        if self.status_file is not None:
-            await self._refresh_status(await asyncio.to_thread(file_version, self.status_file))
+        """Pick up a change of the status file: one stat, and never behind a load (the app
+        calls this on a timer of its own, beside the watcher's refreshes)."""
+        path = self.status_file or self.data_dir / STATUS_NAME
+        await self._refresh_status(await asyncio.to_thread(file_version, path))
 
     async def _refresh_status(self, version: FileVersion | None) -> None:
         if version is None or version == self._status_version:
             return
         if self.rejected.known(STATUS_NAME, version):
             return
-        status = await self.load(STATUS_NAME, version, read_status, path=self.status_file)
+        status = await self.reader.read(STATUS_NAME, version, read_status, path=self.status_file)
         if status is not None:
             self._status_version = version
             self.state.set_status(status, version.mtime_ns / 1e9)
@@ -195,18 +218,21 @@ class Refresher:
         served = self._served
         if served is not None and served[0] not in listing.snapshots:
             served = None  # its file is gone: whatever is newest and usable now
+        if served is not None and misnamed(listing, served[0]):
+            served = None  # named ahead of its writing, and a later-written crawl is here
         tries = 0
         for timestamp in listing.newest_first:
             name, version = listing.snapshots[timestamp]
             if served is not None and (timestamp < served[0] or (timestamp, version) == served):
                 return
-            if error := self._ahead(timestamp):
+            error = self._ahead(timestamp) or misnamed(listing, timestamp)
+            if error:
                 self.rejected.add(name, version, error)
                 continue
             if self.rejected.known(name, version):
                 continue
             started = time.perf_counter()
-            loaded = await self.load(name, version, load_snapshot, in_loader=True)
+            loaded = await self.reader.read(name, version, load_snapshot, in_loader=True)
             if loaded is not None:
                 await self._serve(loaded, time.perf_counter() - started, listing)
                 return
@@ -240,33 +266,3 @@ class Refresher:
             version.size,
             seconds,
         )
-
-    async def _count_file(self, name: str, version: FileVersion) -> CrawlCount | None:
-        """A large crawl is counted in the loader process: decoding it in a thread would
-        hold the GIL against requests for as long as it takes (about 0.1 s for 15,000
-        nodes). Small ones, like most of a long history, are cheaper in a thread."""
-        large = version.size > COUNT_IN_THREAD_BYTES
-        return await self.load(name, version, read_count, in_loader=large)
-
-    async def load(
-        self,
-        name: str,
-        version: FileVersion,
-        reader: Callable[[Path, Rules], T],
-        *,
-        in_loader: bool = False,
-        path: Path | None = None,
-    ) -> T | None:
-        """``reader`` over the file (``name`` in the data folder, unless ``path`` is given),
-        in the loader process or a worker thread; None if the file is gone or unusable
-        (then it is remembered as rejected)."""
-        path = path if path is not None else self.data_dir / name
-        try:
-            if in_loader:
-                return await self.loader.run(reader, path, self.rules)
-            return await asyncio.to_thread(reader, path, self.rules)
-        except FileNotFoundError:
-            return None
-        except LoadError as exc:
-            self.rejected.add(name, version, exc)
-            return None

@@ -129,10 +129,8 @@ class Watcher:
                 return
             if not self.watching:  # list the whole folder: catch what came before
                 await self.refresher.refresh()
-            elif batch or self.refresher.rejected.unsettled:
+            elif batch or self.refresher.rejected.unsettled or self.refresher.rejected.retry_due():
                 await self.refresher.refresh(changed={Path(path).name for _, path in batch})
-            else:  # a tick with no change: a status file kept elsewhere is looked at
-                await self.refresher.poll_status()
             self.watching = True
 
 

@@ -1,0 +1,93 @@
+"""Reading crawler files off the event loop: a new crawl in the loader process, a backlog
+of older ones in the counting processes, small files in a worker thread.
+
+A file that cannot be used is remembered as rejected (logged once, tried again as its kind
+says); a fault of the loader rather than of the file marks the state degraded until a load
+succeeds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+from ...crawl.count import CrawlCount, read_count
+from ...crawl.decode import Rules
+from ...crawl.files import FileVersion, LoadError
+from ..loading.client import LoaderClient
+from ..loading.counters import Counters
+from ..state import State
+from .rejections import Rejections
+
+T = TypeVar("T")
+COUNT_IN_THREAD_BYTES = 128 * 1024  # larger crawls are counted in the loader process
+LOADER_FAULTS = ("timeout", "loader_died")  # of the loader, not of the file
+
+
+class Reader:
+    """Reads the files of one data folder, by the rules a crawl must keep."""
+
+    def __init__(
+        self,
+        state: State,
+        loader: LoaderClient,
+        counters: Counters | None,
+        rejected: Rejections,
+        *,
+        data_dir: Path,
+        rules: Rules,
+    ) -> None:
+        self.state = state
+        self.loader = loader
+        self.counters = counters  # None: older crawls are counted one at a time
+        self.rejected = rejected
+        self.data_dir = data_dir
+        self.rules = rules
+
+    async def read(
+        self,
+        name: str,
+        version: FileVersion,
+        reader: Callable[[Path, Rules], T],
+        *,
+        in_loader: bool = False,
+        path: Path | None = None,
+    ) -> T | None:
+        """``reader`` over the file (``name`` in the data folder, unless ``path`` is given),
+        in the loader process or a worker thread.
+
+        Returns:
+            What ``reader`` returns; None if the file is gone or unusable (then it is
+            remembered as rejected).
+        """
+        path = path if path is not None else self.data_dir / name
+        if not in_loader:
+            return await self._guarded(name, version, asyncio.to_thread(reader, path, self.rules))
+        loaded = await self._guarded(name, version, self.loader.run(reader, path, self.rules))
+        if loaded is not None:
+            self.state.loader_trouble = None
+        return loaded
+
+    async def count(self, name: str, version: FileVersion, batch: bool) -> CrawlCount | None:
+        """A crawl's count for the history. One of a batch is counted by the counting
+        processes, on every core. A single large crawl is counted in the loader process:
+        decoding it in a thread would hold the GIL against requests for as long as it
+        takes. Small ones, like most of a long history, are cheaper in a thread."""
+        if batch and self.counters is not None:
+            path = self.data_dir / name
+            return await self._guarded(name, version, self.counters.count(path, self.rules))
+        large = version.size > COUNT_IN_THREAD_BYTES
+        return await self.read(name, version, read_count, in_loader=large)
+
+    async def _guarded(self, name: str, version: FileVersion, reading: Awaitable[T]) -> T | None:
+        try:
+            return await reading
+        except FileNotFoundError:
+            return None
+        except LoadError as exc:
+            self.rejected.add(name, version, exc)
+            if exc.kind in LOADER_FAULTS:
+                self.state.loader_trouble = f"{name}: {exc}"
+            return None

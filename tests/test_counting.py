@@ -1,0 +1,166 @@
+"""Counting older crawls into the history: the count matches the loader's decoding, a
+backlog is counted by processes on every core that end once it is done, and a refresh
+never waits for a batch to be read."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from crawldash.crawl.address import NETWORKS, network_of
+from crawldash.crawl.count import count_nodes
+from crawldash.crawl.decode import Rules, decode_snapshot
+from crawldash.crawl.files import FileVersion, LoadError, list_data_dir
+from crawldash.live.loading.client import LoaderClient
+from crawldash.live.loading.counters import Counters
+from crawldash.live.memory.index_files import HistoryStore, PresenceStore
+from crawldash.live.memory.presence import Presence
+from crawldash.live.refreshing.counting import Counting
+from crawldash.live.refreshing.refresher import Refresher
+from crawldash.live.refreshing.rejections import Rejections
+from crawldash.live.state import State
+from crawldash.tools.demo_data import generate_crawls
+
+from .conftest import eventually
+from .factories import I2P, ONION, api_body, export_body, row, rows, write_snapshot
+
+TS = 1_700_000_000
+
+
+def mixed_rows() -> list[list[object]]:
+    """Every network, a duplicate whose later row wins, an unusable address, odd spellings."""
+    return [
+        *rows(5, height=900_000),
+        row("2001:DB8:0:0::1", height=900_001),
+        row("fc00::7"),
+        row(ONION.upper(), tor=True),
+        row(I2P, tor=True),
+        row("198.0.0.1", height=900_002),  # again: the later row's height wins
+        row("not an address"),
+        row("203.0.113.9", port=0),
+    ]
+
+
+@pytest.mark.parametrize("form", ["export", "api"])
+def test_a_count_is_what_the_loader_decodes(form: str):
+    if form == "export":
+        body = export_body(mixed_rows())
+    else:
+        body = api_body(TS, {f"198.51.100.{i}:8333": r[2:] for i, r in enumerate(rows(4))})
+    for _ in range(2):  # the second time from the addresses it remembers
+        counted = count_nodes(body)
+        snapshot = decode_snapshot(body, TS)
+        assert counted.addresses == list(snapshot.nodes)
+        assert counted.nodes == len(snapshot.nodes)
+        assert counted.latest_height == snapshot.latest_height
+        hosts = [a.rpartition(":")[0].strip("[]") for a in snapshot.nodes]
+        expected = tuple(sum(network_of(h) == n for h in hosts) for n in NETWORKS)
+        assert counted.networks == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [(b"[[1, 2]]", "decode"), (b"[]", "empty"), (export_body([row("nope")]), "no_usable_rows")],
+)
+def test_a_count_refuses_what_the_loader_refuses(body: bytes, kind: str):
+    with pytest.raises(LoadError) as counted:
+        count_nodes(body)
+    with pytest.raises(LoadError) as loaded:
+        decode_snapshot(body, TS)
+    assert counted.value.kind == loaded.value.kind == kind
+
+
+async def test_a_backlog_is_counted_by_processes_that_end_with_it(tmp_path: Path):
+    data_dir = tmp_path / "data"
+    for index in range(12):
+        write_snapshot(data_dir, TS + 600 * index, export_body(rows(20 + index)))
+    counters = Counters(workers=2)
+    refresher = Refresher(
+        State(history_size=100),
+        HistoryStore(tmp_path / "history.json"),
+        PresenceStore(tmp_path / "presence.msgpack"),
+        LoaderClient(),
+        data_dir=data_dir,
+        rules=Rules(10**7),
+        counters=counters,
+    )
+    await refresher.refresh(count_budget=0)
+    assert not refresher.state.history_complete
+    task = asyncio.create_task(refresher.keep_counting())
+
+    async def complete() -> bool:
+        return refresher.state.history_complete
+
+    try:
+        await eventually(complete, within=30)
+        assert not counters.running  # nothing of them stays at rest
+    finally:
+        task.cancel()
+    points = [refresher.state.history.get(TS + 600 * i) for i in range(12)]
+    assert [p.reachable if p else None for p in points] == [20 + i for i in range(12)]
+    assert refresher.state.presence.timestamps() == [TS + 600 * i for i in range(12)]
+
+
+async def test_a_refresh_waits_for_one_record_never_for_a_batch(tmp_path: Path):
+    data_dir = tmp_path / "data"
+    for index in range(6):
+        write_snapshot(data_dir, TS + 600 * index, export_body(rows(3)))
+    listing = list_data_dir(data_dir)
+    released, three_read = asyncio.Event(), asyncio.Event()
+    reading: list[int] = []
+
+    async def slow_count(name: str, version: FileVersion, batch: bool) -> object:
+        reading.append(int(name.partition(".")[0]))
+        if len(reading) == 3:
+            three_read.set()
+        await released.wait()  # a long read: the lock must be free meanwhile
+        return count_nodes((data_dir / name).read_bytes())
+
+    lock = asyncio.Lock()
+    counting = Counting(State(history_size=10), Rejections(), slow_count, read_ahead=3)  # type: ignore[arg-type]
+    task = asyncio.create_task(counting.count(listing, listing.newest_first, lock))
+    await asyncio.wait_for(three_read.wait(), 5)
+    assert reading == listing.newest_first[:3]  # read ahead, in order
+    async with lock:  # what a refresh takes: free while the batch is read
+        pass
+    released.set()
+    assert await task
+
+
+async def test_a_backlog_added_in_bulk_has_the_membership_of_each_crawl(tmp_path: Path):
+    """Nodes come and go (the demo generator's churn): the presence counted in bulk, newest
+    first, answers as one built crawl by crawl does."""
+    data_dir = tmp_path / "data"
+    crawls = list(generate_crawls(nodes=60, crawls=80, interval=600, end=TS, seed=3))
+    for crawl in crawls:
+        write_snapshot(data_dir, crawl.timestamp, crawl.body())
+    refresher = Refresher(
+        State(history_size=1000),
+        HistoryStore(tmp_path / "history.json"),
+        PresenceStore(tmp_path / "presence.msgpack"),
+        LoaderClient(),
+        data_dir=data_dir,
+        rules=Rules(10**7),
+        counters=Counters(workers=2),
+    )
+    await refresher.refresh(count_budget=0)
+    task = asyncio.create_task(refresher.keep_counting())
+
+    async def complete() -> bool:
+        return refresher.state.history_complete
+
+    try:
+        await eventually(complete, within=30)
+    finally:
+        task.cancel()
+    expected = Presence()
+    for crawl in crawls:
+        expected.add(crawl.timestamp, crawl.addresses())
+    counted = refresher.state.presence
+    assert counted.timestamps() == expected.timestamps()
+    everyone = {address for crawl in crawls for address in crawl.addresses()}
+    for address in everyone:
+        assert counted.summary(address) == expected.summary(address)
+        assert counted.runs(address, 80) == expected.runs(address, 80)
