@@ -77,36 +77,39 @@ class _PrunedCrawls:
     def __init__(self) -> None:
         self.entries: list[HistoryEntry] = []
         self._bits: dict[str, BitMap] = {}
-        self._online: dict[str, int] = {}  # address -> its network, in the latest crawl
-        self._since: dict[str, int] = {}  # address -> the slot its current run began
+        self._online: set[int] = set()  # the latest crawl's members (indexes into its pool)
+        self._since: dict[int, int] = {}  # member -> the slot its current run began
         self._counts = [0] * len(NETWORKS)
+        self._last: Crawl | None = None
 
     def add(self, crawl: Crawl) -> None:
-        slot, now = BASE_SLOT + len(self.entries), crawl.networks_by_address()
-        for address in self._online.keys() - now.keys():
-            self._end_run(address, slot)
-            self._counts[self._online[address]] -= 1
-        for address in now.keys() - self._online.keys():
-            self._since[address] = slot
-            self._counts[now[address]] += 1
-        self._online = now
+        slot, now = BASE_SLOT + len(self.entries), set(crawl.members)
+        for member in self._online - now:
+            self._end_run(crawl, member, slot)
+            self._counts[crawl.network_of(member)] -= 1
+        for member in now - self._online:
+            self._since[member] = slot
+            self._counts[crawl.network_of(member)] += 1
+        self._online, self._last = now, crawl
         height = tip_height(crawl.timestamp)  # the generator's consensus height
         networks = tuple(self._counts)
         self.entries.append(HistoryEntry(crawl.timestamp, crawl.reachable, 0, 0, networks, height))
 
     def presence(self) -> Presence:
         end = BASE_SLOT + len(self.entries)
-        for address in list(self._online):
-            self._end_run(address, end)
-        self._online = {}
+        if self._last is not None:
+            for member in self._online:
+                self._end_run(self._last, member, end)
+        self._online = set()
         timestamps = [entry.timestamp for entry in self.entries]
         return Presence.restored(BASE_SLOT, timestamps, self._bits)
 
-    def _end_run(self, address: str, end: int) -> None:
+    def _end_run(self, crawl: Crawl, member: int, end: int) -> None:
+        address = crawl.address_of(member)
         bitmap = self._bits.get(address)
         if bitmap is None:
             bitmap = self._bits[address] = BitMap()
-        bitmap.add_range(self._since.pop(address), end)
+        bitmap.add_range(self._since.pop(member), end)
 
 
 def _remove_old_crawls(data_dir: Path) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -82,23 +82,28 @@ class Crawl:
 
     timestamp: int
     reachable: int
-    _nodes: tuple[_Node, ...]
+    members: tuple[int, ...]  # its nodes, as indexes into ``pool``
+    pool: Sequence[_Node]  # every node the generator may list, shared by all its crawls
     _duplicates: tuple[int, ...]  # positions of rows that the file lists a second time
 
     def addresses(self) -> list[str]:
         """Its nodes' canonical addresses."""
-        return [node.address for node in self._nodes]
+        pool = self.pool
+        return [pool[i].address for i in self.members]
 
-    def networks_by_address(self) -> dict[str, int]:
-        """Each node's network (its index in NETWORKS), by canonical address."""
-        return {node.address: node.network for node in self._nodes}
+    def address_of(self, member: int) -> str:
+        return self.pool[member].address
+
+    def network_of(self, member: int) -> int:
+        """A member's network, as its index in NETWORKS."""
+        return self.pool[member].network
 
     def body(self) -> bytes:
         """The whole file: a JSON array in the bitnodes export form."""
         tip = tip_height(self.timestamp)
         heights: dict[int, bytes] = {}
         rows = []
-        for node in self._nodes:
+        for node in map(self.pool.__getitem__, self.members):
             height = heights.get(node.lag)
             if height is None:
                 height = heights[node.lag] = str(tip - node.lag).encode()
@@ -172,7 +177,7 @@ def _pop_random(rng: random.Random, items: list[int]) -> int:
 
 def _crawl(rng: random.Random, pool: list[_Node], online: list[int], timestamp: int) -> Crawl:
     duplicates = tuple(rng.randrange(len(online)) for _ in range(max(1, len(online) // 500)))
-    return Crawl(timestamp, len(online), tuple(pool[i] for i in online), duplicates)
+    return Crawl(timestamp, len(online), tuple(online), pool, duplicates)
 
 
 def _build_pool(rng: random.Random, size: int, end: int) -> list[_Node]:
