@@ -23,7 +23,7 @@ from ...models import ApiSnapshot, Base
 from ..bodies import Representation, compressed, represent
 
 log = logging.getLogger(__name__)
-ARCHIVE_SIZE = 4  # older crawls kept; a 15,000-node crawl takes about 5 MB in all codings
+ARCHIVE_SIZE = 4  # older crawls kept, each in every coding: memory bounds how many
 ARCHIVE_WAIT = 10.0  # seconds: far past a load on an idle core; past it, something is wrong
 FIELDS = ("coordinates", "user_agents")  # the summary forms of ?field=
 _encoder = msgspec.json.Encoder()

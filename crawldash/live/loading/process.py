@@ -1,7 +1,7 @@
 """The loader process itself: started once by the server, it imports the loading code,
 then forks a child for each call it is sent, so that the memory a load needs is given
-back when the child ends (a process that decoded 15,000 nodes keeps about 30 MiB it no
-longer uses). One process, not multiprocessing's fork server, resource tracker and pool:
+back when the child ends (a process that decoded a large crawl keeps memory it no longer
+uses). One process, not multiprocessing's fork server, resource tracker and pool:
 at rest crawldash is the server and this.
 
 Calls arrive on a Unix socket (one datagram each, a pickle of ``(function, args)``). The
@@ -20,9 +20,9 @@ crawldash), and must not slow the answers when it shares a core with the server.
 process keeps the server's niceness, and so its fair share of a busy core, but takes the
 SCHED_BATCH policy: the kernel never lets a batch task preempt another on waking, while a
 waking server thread preempts it at once. (SCHED_IDLE, tried before, gets only the time
-nothing else wants: on a crawler's machine there is none, and new crawls waited for tens
-of seconds.) How long a load then keeps the core from the server is its scheduler slice
-(about 3 ms by default): the process asks for the shortest the kernel grants (0.1 ms;
+nothing else wants: on a crawler's machine there is none, and new crawls waited behind the
+crawler.) How long a load then keeps the core from the server is its scheduler slice
+(some milliseconds by default): the process asks for the shortest the kernel grants (0.1 ms;
 Linux 6.12 and later, for any user); where the kernel refuses or predates it, loads run
 with the default slice.
 """
