@@ -86,6 +86,16 @@ def test_systemd_units_are_hardened(unit: Path):
     assert float(found.group(1)) < 5.0, output
 
 
+@pytest.mark.parametrize("unit", sorted((EXAMPLES / "systemd").glob("*.service")))
+def test_units_start_once_the_clock_is_synced(unit: Path):
+    """Started on a clock not yet synced, recent crawls would look named from the future."""
+    text = unit.read_text()
+    after = next(line for line in text.splitlines() if line.startswith("After="))
+    wants = next(line for line in text.splitlines() if line.startswith("Wants="))
+    assert "time-sync.target" in after.split("=", 1)[1].split()
+    assert "time-sync.target" in wants.split("=", 1)[1].split()
+
+
 def test_the_bridge_unit_keeps_the_redis_url_in_an_environment_file():
     text = (EXAMPLES / "systemd" / "crawldash-bitnodes-status.service").read_text()
     assert "EnvironmentFile=/etc/crawldash/bitnodes-status.env" in text
