@@ -63,6 +63,7 @@ def test_unreadable_entries_as_another_user(folder: Path):
     assert "name=status.json kind=unreadable" in logs[0]
 
 
+@pytest.mark.slow  # opens 1,100 connections
 def test_connections_past_the_limit_are_refused_at_once(tmp_path: Path):
     """Under systemd's default of 1,024 open files, 1,100 idle connections leave the server
     answering: those past the limit get a 503 at once, and nothing floods the log."""

@@ -9,6 +9,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from crawldash.app import LOADER, REFRESHER, create_app
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import FileVersion, LoadError
@@ -32,6 +34,7 @@ async def status_of(client: Client) -> dict[str, object]:
     return dict(await (await client.get("/api/status")).json())
 
 
+@pytest.mark.slow  # waits out a load timeout and a retry
 async def test_a_stopped_loader_is_killed_said_and_the_load_tried_again(
     serve, data_dir, monkeypatch, caplog
 ):
