@@ -13,6 +13,7 @@ from bench.scenarios import (
     cold_history,
     endpoints,
     freshness,
+    heavy_queries,
     memory,
     naive,
     presence,
@@ -26,6 +27,7 @@ Scenario = Callable[[Bench], list[Row]]
 SCENARIOS: dict[str, Scenario] = {
     "endpoints": endpoints.run,
     "access-log": access_log.run,
+    "heavy-queries": heavy_queries.run,
     "naive": naive.run,
     "nginx": snapshot_vs_nginx.run,
     "startup": startup.warm,
