@@ -4,7 +4,6 @@ written in the test and counted here directly."""
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 from collections import Counter
 from typing import Any
@@ -14,8 +13,7 @@ import pytest
 from yarl import URL
 
 from crawldash.app import create_app
-from crawldash.live.loading.catalog import NodeCatalog, NodeFilter
-from crawldash.live.loading.search import STEP
+from crawldash.live.loading.catalog import NodeCatalog
 from crawldash.models import NodeRow
 from crawldash.settings import Settings
 
@@ -270,130 +268,3 @@ def test_csv_records_are_what_the_csv_module_writes():
         values = [address, *msgspec.structs.astuple(nodes[address])]
         csv.writer(expected).writerow(["" if v is None else v for v in values])
         assert line.decode() == expected.getvalue()
-
-
-def varied(count: int) -> dict[str, NodeRow]:
-    """Nodes with every kind of searchable text: IPv4, IPv6 and onion addresses, missing
-    fields, other scripts, a line break inside a hostname, text shared across fields."""
-    agents = ("/Satoshi:27.0.0/", "/Satoshi:26.1.0(Knots)/", "/btcd:0.24.2/", None, "/Ünï:1/")
-    orgs = ("Hetzner Online GmbH", "Comcast Cable", None, "Deutsche Telekom AG", "TOR network")
-    nodes = {}
-    for i in range(count):
-        address = (
-            f"198.51.{i // 256 % 256}.{i % 256}:8333",
-            f"[2001:db8::{i:x}]:8333",
-            f"{chr(97 + i % 26) * 16}{i:040d}.onion:8333",
-        )[i % 3]
-        host = (None, f"node{i}.example.net", f"h\nost{i}", f"static.{i}.your-server.DE")[i % 4]
-        nodes[address] = NodeRow(
-            70016 - i % 3,
-            agents[i % 5],
-            1_700_000_000 - i,
-            1033,
-            CONSENSUS - i % 7,
-            host,
-            None,
-            ("DE", "US", None)[i % 3],
-            0.0,
-            0.0,
-            None,
-            f"AS{i % 4}",
-            orgs[i % 5],
-        )
-    return nodes
-
-
-def scanned(nodes: dict[str, NodeRow], q: str) -> set[str]:
-    """The addresses a search for ``q`` matches, by reading every node's text."""
-    if "\n" in q:
-        return set()
-    return {
-        address
-        for address, row in nodes.items()
-        if q in " ".join((address, row.hostname or "", row.user_agent or "", row.org or "")).lower()
-    }
-
-
-def searches(nodes: dict[str, NodeRow]) -> set[str]:
-    """Texts found in some nodes and not in others, of every length, and texts in none."""
-    texts = [
-        " ".join((a, r.hostname or "", r.user_agent or "", r.org or "")).lower()
-        for a, r in list(nodes.items())[::7]
-    ]
-    found = {t[at : at + n] for t in texts for n in (1, 2, 3, 4, 5, 9, 17) for at in (0, 5, 13, 30)}
-    absent = {"zzzz", "q", "ü1", "onion\n", "\n", ":8333 node1", "gmbh x", "8333  ", "ï:1/ tor"}
-    return {q for q in found | absent if q}
-
-
-def test_q_is_answered_from_the_index_as_a_scan_of_every_node_would():
-    nodes = varied(300)
-    catalog = NodeCatalog.build(nodes, {address: "ipv4" for address in nodes})
-    order = catalog.addresses
-    queries = searches(nodes)
-    assert any(len(scanned(nodes, q)) > 100 for q in queries)  # dense ones among them
-    assert any(0 < len(scanned(nodes, q)) < 5 for q in queries if len(q) > 3)  # and rare ones
-    for q in queries:
-        wanted = scanned(nodes, q)
-        assert [order[i] for i in catalog.matching(NodeFilter(q=q))] == sorted(wanted), q
-        by_height = catalog.matching(NodeFilter(q=q, country="DE"), "height", descending=True)
-        heights = [nodes[order[i]].height for i in by_height]
-        assert heights == sorted(heights, reverse=True)
-        assert {order[i] for i in by_height} == {a for a in wanted if nodes[a].country == "DE"}
-    # With every node's text blanked, a text of up to three characters is still found: it is
-    # looked up in the index built with the catalog, never searched for in the text.
-    blank = dataclasses.replace(catalog.search, text=" " * len(catalog.search.text))
-    indexed = dataclasses.replace(catalog, search=blank)
-    for q in (q for q in queries if len(q) <= 3):
-        assert [order[i] for i in indexed.matching(NodeFilter(q=q))] == sorted(scanned(nodes, q))
-
-
-class Counted(list[int]):
-    """A column that counts how many of its values are read."""
-
-    reads = 0
-
-    def __getitem__(self, at: Any) -> Any:
-        Counted.reads += 1
-        return super().__getitem__(at)
-
-
-def test_a_query_reads_at_most_a_step_of_nodes_between_two_yields():
-    nodes = varied(3 * STEP + 5)
-    catalog = NodeCatalog.build(nodes, {address: "ipv4" for address in nodes})
-    catalog = dataclasses.replace(catalog, versions=Counted(catalog.versions))  # type: ignore[arg-type]
-    steps = catalog.matching_steps(NodeFilter(q="8333", version=70016), "height", True)
-    Counted.reads, between = 0, []
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            found = done.value
-            break
-        between.append(Counted.reads)
-        Counted.reads = 0
-    assert max(between) <= STEP  # the loop answers others at least every STEP nodes
-    assert sum(between) + Counted.reads == len(nodes)  # every node examined once
-    assert len(between) >= 2 * len(nodes) // STEP  # the search of "8333", then the order
-    wanted = {a for a in scanned(nodes, "8333") if nodes[a].protocol_version == 70016}
-    assert {catalog.addresses[i] for i in found} == wanted
-
-
-async def test_q_over_http_matches_every_node_a_scan_would(served: Client):
-    rows = crawl()
-    for q in ("8", "5", ":8333", "198.51.1.", "hetzner", "SATOSHI:21", "onion", "::7]", "zzz"):
-        page = await (await served.get(f"/api/nodes?q={q}&limit=1000")).json()
-        wanted = {
-            f"[{n[0]}]:{n[1]}" if ":" in n[0] else f"{n[0]}:{n[1]}"
-            for n in rows
-            if q.lower()
-            in " ".join(
-                (
-                    f"[{n[0]}]:{n[1]}" if ":" in n[0] else f"{n[0]}:{n[1]}",
-                    n[7] or "",
-                    n[3] or "",
-                    n[14] or "",
-                )
-            ).lower()
-        }
-        assert page["count"] == len(wanted), q
-        assert [r["address"] for r in page["results"]] == sorted(wanted), q

@@ -3,9 +3,7 @@ a list of addresses), answered from what the loader process prepared for the cra
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Generator, Sequence
-from typing import TypeVar, cast
+from collections.abc import Callable
 
 from aiohttp import hdrs, web
 
@@ -19,7 +17,6 @@ from .responses import headers_for, plain, respond
 
 CSV_ROWS_PER_WRITE = 1000
 TEXT = "text/plain; charset=utf-8"
-T = TypeVar("T")
 
 
 class Network:
@@ -43,9 +40,7 @@ class Network:
     async def nodes(self, request: web.Request) -> web.StreamResponse:
         query = nodes_query(request.rel_url.raw_query_string)
         served = self._served()
-        found = await stepped(
-            served.catalog.matching_steps(query.wanted, query.sort, query.descending)
-        )
+        found = served.catalog.matching(query.wanted, query.sort, query.descending)
         if query.format == "csv":
             return await _csv(request, served, found)
         addresses = served.catalog.addresses
@@ -55,7 +50,7 @@ class Network:
 
 
 def _page(
-    request: web.Request, served: PreparedSnapshot, found: Sequence[int], query: NodesQuery
+    request: web.Request, served: PreparedSnapshot, found: list[int], query: NodesQuery
 ) -> bytes:
     start = (query.page - 1) * query.limit
     addresses, nodes = served.catalog.addresses, served.nodes
@@ -74,23 +69,12 @@ def _page(
     )
 
 
-async def stepped(steps: Generator[None, None, T]) -> T:
-    """What ``steps`` return, letting the event loop answer other requests between two
-    steps: a query over a large crawl holds the loop for one step at a time, not for all."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return cast(T, done.value)
-        await asyncio.sleep(0)
-
-
 def _link(request: web.Request, page: int) -> bytes:
     return b'"%s"' % str(request.url.update_query(page=str(page))).encode()
 
 
 async def _csv(
-    request: web.Request, served: PreparedSnapshot, found: Sequence[int]
+    request: web.Request, served: PreparedSnapshot, found: list[int]
 ) -> web.StreamResponse:
     """Every match as CSV, written in steps from each node's prepared line."""
     name = f"crawldash-nodes-{served.timestamp}.csv"

@@ -4,26 +4,23 @@ Built in the loader process with the rest of a prepared snapshot, and packed so 
 crosses to the serving process as a few large objects, not one per node and field: taking
 a snapshot over holds the serving process's GIL for as long as unpickling it takes. Numbers
 are arrays; text with few distinct values (networks, countries, providers, user agents) is
-an array of codes into a tuple of values; the CSV records are one bytes object, with
-offsets; ``q``'s search text and its index are ``search.py``'s. A query is a few passes of
-comprehensions over these columns in an order sorted once per crawl, made in steps (a
-generator that yields every ``STEP`` nodes), so that a large crawl's query never holds the
-event loop for long.
+an array of codes into a tuple of values; the search text and the CSV records are one
+string and one bytes object each, with offsets. A query is a few passes of comprehensions
+over these columns in an order sorted once per crawl.
 """
 
 from __future__ import annotations
 
 import csv
 from array import array
-from collections.abc import Callable, Generator, Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 
 import msgspec
-from pyroaring import BitMap
 
 from ...models import NodeRow
-from .search import STEP, SearchIndex, finished, offsets
 
 FIELDS = (
     "protocol_version",
@@ -88,7 +85,10 @@ class NodeCatalog:
     agents: Codes  # lower case, "" for none
     versions: array[int]
     services: array[int]
-    search: SearchIndex  # for q: address, hostname, user agent and organisation
+    search: (
+        str  # per node: address, hostname, user agent and organisation, lowercased; "\n" after each
+    )
+    search_starts: array[int]  # where each node's search text starts, and the end
     csv: bytes  # every node's CSV record, ended by CRLF
     csv_starts: array[int]
     orders: dict[str, array[int]]  # positions in each sort order, ascending
@@ -113,6 +113,9 @@ class NodeCatalog:
             key: array("I", sorted(range(len(rows)), key=column.__getitem__))  # type: ignore[arg-type]
             for key, column in columns.items()
         }
+        search = [
+            _searchable(address, row) + "\n" for address, row in zip(addresses, rows, strict=True)
+        ]
         lines = _csv_lines(addresses, rows)
         return cls(
             addresses=addresses,
@@ -122,11 +125,10 @@ class NodeCatalog:
             agents=Codes.of(agents),
             versions=array("q", versions),
             services=array("q", [row.services for row in rows]),
-            search=SearchIndex.build(
-                [_searchable(address, row) for address, row in zip(addresses, rows, strict=True)]
-            ),
+            search="".join(search),
+            search_starts=_starts(map(len, search)),
             csv=b"".join(lines),
-            csv_starts=offsets(map(len, lines)),
+            csv_starts=_starts(map(len, lines)),
             orders=orders,
         )
 
@@ -137,39 +139,8 @@ class NodeCatalog:
         self, wanted: NodeFilter, sort: str = "address", descending: bool = False
     ) -> list[int]:
         """Positions of the nodes that match every filter, in the order asked for."""
-        return list(finished(self.matching_steps(wanted, sort, descending)))
-
-    def matching_steps(
-        self, wanted: NodeFilter, sort: str = "address", descending: bool = False
-    ) -> Generator[None, None, Sequence[int]]:
-        """The same, in steps: it yields every STEP nodes examined (where an async caller
-        lets the event loop answer others), and returns the positions."""
-        hits: BitMap | None = None
-        if wanted.q is not None:
-            hits = yield from self.search.searched(wanted.q)
-        keep = self._filters(wanted)
-        if hits is not None and sort == "address":
-            order: Sequence[int] = hits.to_array()  # positions are in address order
-        else:
-            order = self.orders[sort]
-            if hits is not None:
-                keep.append(_within(hits))
-        if descending:
-            order = order[::-1]
-        if not keep:  # nothing to test per node: the order is the answer, copied in C
-            return order
-        found: list[int] = []
-        for first in range(0, len(order), STEP):
-            chunk = order[first : first + STEP]
-            for each in keep:
-                chunk = each(chunk)
-            found += chunk
-            yield
-        return found
-
-    def _filters(self, wanted: NodeFilter) -> list[Filter]:
-        """A test per filter given, each taking a step's positions to those that pass."""
-        keep: list[Filter] = []
+        order = self.orders[sort]
+        found: Iterable[int] = reversed(order) if descending else order
         for column, codes in (
             (
                 self.networks,
@@ -186,31 +157,42 @@ class NodeCatalog:
             ),
         ):
             if codes is not None:
-                keep.append(_coded(column.codes, codes))
+                of = column.codes
+                found = [i for i in found if of[i] in codes]
         if wanted.version is not None:
-            keep.append(_equal(self.versions, wanted.version))
+            versions, version = self.versions, wanted.version
+            found = [i for i in found if versions[i] == version]
         if wanted.services is not None:
-            keep.append(_masked(self.services, wanted.services))
-        return keep
+            services, mask = self.services, wanted.services
+            found = [i for i in found if services[i] & mask]
+        if wanted.q is not None:
+            hits = self._searched(wanted.q)
+            found = [i for i in found if i in hits]
+        return list(found)
+
+    def _searched(self, text: str) -> set[int]:
+        """Positions of the nodes whose search text contains ``text``: str.find over the
+        one string, not a test per node."""
+        hits: set[int] = set()
+        if "\n" in text:
+            return hits
+        search, starts = self.search, self.search_starts
+        at = search.find(text)
+        while at >= 0:
+            position = bisect_right(starts, at) - 1
+            hits.add(position)
+            at = search.find(text, starts[position + 1])
+        return hits
 
 
-Filter = Callable[[Sequence[int]], list[int]]
-
-
-def _coded(of: array[int], codes: set[int]) -> Filter:
-    return lambda chunk: [i for i in chunk if of[i] in codes]
-
-
-def _equal(of: array[int], value: int) -> Filter:
-    return lambda chunk: [i for i in chunk if of[i] == value]
-
-
-def _masked(of: array[int], mask: int) -> Filter:
-    return lambda chunk: [i for i in chunk if of[i] & mask]
-
-
-def _within(hits: BitMap) -> Filter:
-    return lambda chunk: [i for i in chunk if i in hits]
+def _starts(lengths: Iterable[int]) -> array[int]:
+    """Offsets where each item starts, and the end, from their lengths."""
+    starts = array("I", [0])
+    total = 0
+    for length in lengths:
+        total += length
+        starts.append(total)
+    return starts
 
 
 def _searchable(address: str, row: NodeRow) -> str:
