@@ -43,6 +43,32 @@ def mixed_rows() -> list[list[object]]:
     ]
 
 
+def counting_refresher(data_dir: Path, tmp_path: Path, counters: Counters) -> Refresher:
+    """A refresher of a fresh state over ``data_dir`` that counts a backlog with ``counters``."""
+    return Refresher(
+        State(history_size=1000),
+        HistoryStore(tmp_path / "history.json"),
+        PresenceStore(tmp_path / "presence.msgpack"),
+        LoaderClient(),
+        data_dir=data_dir,
+        rules=Rules(10**7),
+        counters=counters,
+    )
+
+
+async def count_the_backlog(refresher: Refresher) -> None:
+    """Run the background counting until the history is complete."""
+    task = asyncio.create_task(refresher.keep_counting())
+
+    async def complete() -> bool:
+        return refresher.state.history_complete
+
+    try:
+        await eventually(complete, within=30)
+    finally:
+        task.cancel()
+
+
 @pytest.mark.parametrize("form", ["export", "api"])
 def test_a_count_is_what_the_loader_decodes(form: str):
     if form == "export":
@@ -77,27 +103,11 @@ async def test_a_backlog_is_counted_by_processes_that_end_with_it(tmp_path: Path
     for index in range(12):
         write_snapshot(data_dir, TS + 600 * index, export_body(rows(20 + index)))
     counters = Counters(workers=2)
-    refresher = Refresher(
-        State(history_size=100),
-        HistoryStore(tmp_path / "history.json"),
-        PresenceStore(tmp_path / "presence.msgpack"),
-        LoaderClient(),
-        data_dir=data_dir,
-        rules=Rules(10**7),
-        counters=counters,
-    )
+    refresher = counting_refresher(data_dir, tmp_path, counters)
     await refresher.refresh(count_budget=0)
     assert not refresher.state.history_complete
-    task = asyncio.create_task(refresher.keep_counting())
-
-    async def complete() -> bool:
-        return refresher.state.history_complete
-
-    try:
-        await eventually(complete, within=30)
-        assert not counters.running  # nothing of them stays at rest
-    finally:
-        task.cancel()
+    await count_the_backlog(refresher)
+    assert not counters.running  # nothing of them stays at rest
     points = [refresher.state.history.get(TS + 600 * i) for i in range(12)]
     assert [p.reachable if p else None for p in points] == [20 + i for i in range(12)]
     assert refresher.state.presence.timestamps() == [TS + 600 * i for i in range(12)]
@@ -136,25 +146,9 @@ async def test_a_backlog_added_in_bulk_has_the_membership_of_each_crawl(tmp_path
     crawls = list(generate_crawls(nodes=60, crawls=80, interval=600, end=TS, seed=3))
     for crawl in crawls:
         write_snapshot(data_dir, crawl.timestamp, crawl.body())
-    refresher = Refresher(
-        State(history_size=1000),
-        HistoryStore(tmp_path / "history.json"),
-        PresenceStore(tmp_path / "presence.msgpack"),
-        LoaderClient(),
-        data_dir=data_dir,
-        rules=Rules(10**7),
-        counters=Counters(workers=2),
-    )
+    refresher = counting_refresher(data_dir, tmp_path, Counters(workers=2))
     await refresher.refresh(count_budget=0)
-    task = asyncio.create_task(refresher.keep_counting())
-
-    async def complete() -> bool:
-        return refresher.state.history_complete
-
-    try:
-        await eventually(complete, within=30)
-    finally:
-        task.cancel()
+    await count_the_backlog(refresher)
     expected = Presence()
     for crawl in crawls:
         expected.add(crawl.timestamp, crawl.addresses())
