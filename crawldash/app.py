@@ -19,6 +19,7 @@ from .live.loading.archive import Archive, ArchivedSnapshot, load_archived
 from .live.loading.client import LoaderClient
 from .live.loading.counters import Counters
 from .live.memory.index_files import HistoryStore, PresenceStore
+from .live.memory.propagation import Propagation
 from .live.refreshing.refresher import Refresher
 from .live.refreshing.watcher import Watcher
 from .live.state import State
@@ -35,6 +36,7 @@ from .web.network import Network
 from .web.openapi import build_openapi
 from .web.presence import Presences
 from .web.v1 import V1
+from .web.v1_propagation import V1Propagation
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,7 @@ REFRESHER = web.AppKey("refresher", Refresher)
 WATCHER = web.AppKey("watcher", Watcher)
 LOADER = web.AppKey("loader", LoaderClient)
 EVENTS = web.AppKey("events", Broadcaster)
+PROPAGATION = web.AppKey("propagation", Propagation)
 
 # Limits of the HTTP layer (aiohttp answers past them with a plain-text 400).
 MAX_LINE_SIZE = 8190  # the request line, URL included
@@ -50,6 +53,7 @@ MAX_FIELD_SIZE = 8190  # one header
 MAX_HEADERS = 64
 BACKFILL_DELAY = 0.5  # seconds after start-up before older crawls are counted
 STARTUP_COUNT_BYTES = 1_000_000  # of older crawl files counted before the server listens
+PROPAGATION_TICK = 0.5  # seconds between looks at the kept propagation files
 STATUS_POLL_SECONDS = 0.5  # the status file is looked at this often, apart from any load
 
 
@@ -117,7 +121,19 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
         return await loader.run(load_archived, path, timestamp, rules)
 
     v1 = V1(state, Archive(data_dir, load_older), api.until_next_crawl)
-    table = route_table(api, network, presences, v1, events, Dashboard(), health, metrics)
+    propagation = Propagation(settings.propagation_dir)
+    app[PROPAGATION] = propagation
+    table = route_table(
+        api,
+        network,
+        presences,
+        v1,
+        V1Propagation(propagation),
+        events,
+        Dashboard(),
+        health,
+        metrics,
+    )
     requests.label_routes(add_routes(app, table, cors))
     if cors is not None:
         app.on_response_prepare.append(cors.add_headers)
@@ -147,7 +163,9 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
             log.error("cannot read the data folder %s: %s", refresher.data_dir, exc)
     loader.start()
     stop = asyncio.Event()
+    await _look_at_propagation(app[PROPAGATION])
     tasks = [
+        asyncio.create_task(_keep_propagation(app[PROPAGATION]), name="crawldash-propagation"),
         asyncio.create_task(watcher.run(stop), name="crawldash-watcher"),
         asyncio.create_task(_later(refresher.keep_counting), name="crawldash-counting"),
         asyncio.create_task(_later(loader.warm_up), name="crawldash-loader-start"),
@@ -185,3 +203,20 @@ async def _later(work: Callable[[], Awaitable[None]]) -> None:
     """``work``, once the server has had time to bind and answer first."""
     await asyncio.sleep(BACKFILL_DELAY)
     await work()
+
+
+async def _look_at_propagation(propagation: Propagation) -> None:
+    """Take in the kept propagation files if they changed (read off the loop)."""
+    loaded = await asyncio.to_thread(propagation.look)
+    if loaded is not None:
+        propagation.take(loaded)
+
+
+async def _keep_propagation(propagation: Propagation) -> None:
+    """A stat of the two kept files per tick: they change once a bridge pass."""
+    while propagation.folder is not None:
+        await asyncio.sleep(PROPAGATION_TICK)
+        try:
+            await _look_at_propagation(propagation)
+        except Exception as exc:  # never let a bad file end the task
+            log.warning("looking at the propagation folder failed: %r", exc)

@@ -16,6 +16,7 @@ from .web.events import Broadcaster
 from .web.network import Network
 from .web.presence import Presences
 from .web.v1 import V1
+from .web.v1_propagation import NOT_SERVED, V1Propagation, not_served
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -25,6 +26,7 @@ def route_table(
     network: Network,
     presences: Presences,
     v1: V1,
+    propagation: V1Propagation,
     events: Broadcaster,
     dashboard: Dashboard,
     health: Health,
@@ -43,7 +45,11 @@ def route_table(
         "/api/v1/snapshots/": v1.snapshots,
         "/api/v1/snapshots/{timestamp}/": v1.snapshot,
         "/api/v1/nodes/": v1.nodes,
+        **{path: not_served(route) for path, route in NOT_SERVED.items()},
         "/api/v1/nodes/{node}/": v1.node,
+        "/api/v1/nodes/{node}/latency/": propagation.latency,
+        "/api/v1/inv/": propagation.inv_list,
+        "/api/v1/inv/{inv_hash}/": propagation.inv,
         "/api/openapi.json": api.openapi,
         "/api/events": events.stream,
         "/": dashboard.index,

@@ -141,6 +141,12 @@ class Settings:
     workers: int = option(
         1, "server processes sharing the port (see docs/operating.md)", whole_number(1, 64)
     )
+    propagation_dir: Path | None = option(
+        None,
+        "the folder the bitnodes bridge keeps block propagation and node latency in; "
+        "without it `/api/v1/inv/` is empty and latency is 404",
+        Path,
+    )
     heartbeat: float = 15.0  # seconds between event-stream heartbeats
     debounce_ms: int = 300  # the watcher's batching of changes
     force_polling: bool = False
@@ -208,4 +214,36 @@ class BridgeSettings:
         shown="`10`",
         env="CRAWLDASH_BRIDGE_INTERVAL",
     )
+    propagation_dir: Path | None = option(
+        None,
+        "where block propagation and node latency read from Redis are kept (made if "
+        "missing); use a folder that survives reboots, outside bitnodes' folders",
+        Path,
+        shown="`propagation/` beside `--out`",
+    )
+    propagation_interval: float = option(
+        60.0,
+        "seconds between reads of `binv:*`, `rtt:*` and `opendata`",
+        seconds(0.1, 86400),
+        shown="`60`",
+    )
+    keep_days: int = option(
+        60,
+        "days a block's propagation is kept (node latency: at most the 30 days it shows)",
+        whole_number(1, 3650),
+        env="CRAWLDASH_PROPAGATION_KEEP_DAYS",
+    )
+    max_blocks: int = option(
+        20_000,
+        "blocks kept at most, the newest",
+        whole_number(1, 1_000_000),
+        env="CRAWLDASH_PROPAGATION_MAX_BLOCKS",
+    )
     log_level: str = option("info", "`debug`, `info`, `warning` or `error`", log_level)
+
+    @property
+    def resolved_propagation_dir(self) -> Path:
+        if self.propagation_dir is not None:
+            return self.propagation_dir
+        assert self.out is not None  # required
+        return self.out.parent / "propagation"

@@ -17,6 +17,7 @@ from bench.scenarios import (
     memory,
     naive,
     presence,
+    propagation,
     snapshot_vs_nginx,
     startup,
     workers,
@@ -38,4 +39,5 @@ SCENARIOS: dict[str, Scenario] = {
     "workers": workers.run,
     "busy-cores": busy_cores.run,
     "cold-history": cold_history.run,
+    "bridge-propagation": propagation.run,
 }

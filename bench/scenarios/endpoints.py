@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import statistics
 import time
+import urllib.error
 from dataclasses import dataclass
 
-from bench.context import Bench
+from bench.context import Bench, emptied
 from bench.load import free_port, pss_mib, rss_mib
+from bench.propagation_data import BLOCKS, LATENCY_NODES, write_kept
 from bench.rows import Requests, Row, Server, Unit, fact
 from bench.servers import HERE, PY, get, measure, paired, server, wait_history
 
@@ -25,11 +27,13 @@ class Endpoint:
     paired: bool = True  # measured run for run beside aiohttp's ceiling
 
 
-def endpoints(hit: str, etag: str) -> list[Endpoint]:
+def endpoints(hit: str, etag: str, block: str | None = None) -> list[Endpoint]:
+    """The endpoints measured; those of block propagation and latency when ``block``, a
+    kept block's hash, is given (the server then serves bench.propagation_data's files)."""
     host, _, port = hit.rpartition(":")
     node = f"{host.strip('[]')}-{port}"
     revalidate = {"If-None-Match": etag}
-    return [
+    cells = [
         Endpoint(
             "snapshot (identity)", "/api/snapshot", {"Accept-Encoding": "identity"}, paired=False
         ),
@@ -62,6 +66,22 @@ def endpoints(hit: str, etag: str) -> list[Endpoint]:
             naive_too=False,
         ),
     ]
+    if block is not None:
+        cells += [
+            Endpoint(
+                f"v1 inv/<hash>/ ({BLOCKS:,} blocks kept)",
+                f"/api/v1/inv/{block}/",
+                {},
+                naive_too=False,
+            ),
+            Endpoint(
+                f"v1 nodes/<node>/latency/ ({LATENCY_NODES:,} nodes kept)",
+                f"/api/v1/nodes/{node}/latency/",
+                {},
+                naive_too=False,
+            ),
+        ]
+    return cells
 
 
 def ceiling_command(port: int) -> list[str]:
@@ -74,8 +94,9 @@ def run(bench: Bench) -> list[Row]:
     config, rows = bench.config, list[Row]()
     ceiling_port = free_port()
     ceiling = f"http://127.0.0.1:{ceiling_port}/"
+    kept = emptied(config.root / "propagation")
     with (
-        bench.crawldash(bench.fresh_state()) as ours,
+        bench.crawldash(bench.fresh_state(), "--propagation-dir", str(kept)) as ours,
         server(ceiling_command(ceiling_port), ceiling, bench.log) as ceiling_process,
     ):
         rows.append(fact("history complete after start (cold)", wait_history(ours.base), Unit.S))
@@ -93,7 +114,9 @@ def run(bench: Bench) -> list[Row]:
         )
         headers, body = get(ours.base + "/api/snapshot", {"Accept-Encoding": "identity"})
         bench.keep_snapshot(headers["ETag"], body)
-        for cell in endpoints(bench.hit(), headers["ETag"]):
+        block = write_kept(kept, bench.hit(), int(time.time()))
+        wait_for(f"{ours.base}/api/v1/inv/{block}/")
+        for cell in endpoints(bench.hit(), headers["ETag"], block):
             url = ours.base + cell.path
             if not cell.paired:
                 samples = measure(url, ours.pid, cell.headers, config.runs, config.seconds)
@@ -116,6 +139,19 @@ def run(bench: Bench) -> list[Row]:
         rows += older_snapshot(ours.base)
     bench.state_made()
     return rows
+
+
+def wait_for(url: str, seconds: float = 30.0) -> None:
+    """Until ``url`` answers 200: crawldash takes in the kept files on its next look."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            get(url)
+            return
+        except urllib.error.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def older_snapshot(base: str) -> list[Row]:

@@ -206,6 +206,7 @@ async function refreshChart() {
 
 function hidePresence() {
   $("presence-strip").hidden = $("presence-legend").hidden = $("presence-summary").hidden = true;
+  $("check-latency").hidden = true;
 }
 
 // The check form: checks what is in the box, and keeps that address for re-checks.
@@ -239,6 +240,7 @@ async function check(address, again) {
     checked = answer.address;
     document.body.dataset.checked = checked;
     await showPresence(checked);
+    await showLatency(checked);
   } catch (error) {
     if (mine !== checks) return;
     result.className = "error";
@@ -284,6 +286,65 @@ async function showPresence(address) {
   strip.hidden = $("presence-legend").hidden = $("presence-summary").hidden = runs.length === 0;
 }
 
+// Block propagation, from bitnodes' Redis through the bridge: hidden without the data.
+function fmtDelay(ms) { return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`; }
+
+async function refreshPropagation() {
+  const page = await getJSON("/api/v1/inv/?limit=10");
+  $("propagation").hidden = page.count === 0;
+  $("blocks").querySelector("tbody").replaceChildren(...page.results.map((block) => {
+    const row = document.createElement("tr");
+    const cell = (text) => { const td = document.createElement("td"); td.className = "n"; td.textContent = text; return td; };
+    const name = document.createElement("td");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "link";
+    button.textContent = `…${block.inv_hash.slice(-12)}`;
+    button.title = `${block.inv_hash}, first announced ${fmtTime(Math.floor(block.first_seen / 1000))}`;
+    button.addEventListener("click", () => showHead(block.inv_hash).catch(report));
+    name.append(button);
+    row.append(name, cell(fmtNumber(block.nodes)), cell(fmtDelay(block["50%"])), cell(fmtDelay(block["90%"])));
+    return row;
+  }));
+  document.body.dataset.blocks = String(page.results.length);
+}
+
+async function showHead(hash) {
+  const answer = await getJSON(`/api/v1/inv/${hash}/`);
+  const first = answer.stats.head.length ? answer.stats.head[0][1] : 0;
+  $("block-head-title").textContent = `The first announcements of block ${hash}:`;
+  $("block-head-list").replaceChildren(...answer.stats.head.map(([address, ms]) => {
+    const item = document.createElement("li");
+    item.textContent = `${address}, +${fmtDelay(ms - first)}`;
+    return item;
+  }));
+  $("block-head").hidden = false;
+}
+
+// The checked node's latency, when the bridge keeps it: the last day's mean round trip.
+async function showLatency(address) {
+  const line = $("check-latency");
+  line.hidden = true;
+  const [, host, port] = address.match(/^\[?(.*?)\]?:(\d+)$/) ?? [];
+  if (!host) return;
+  let answer;
+  try {
+    answer = await getJSON(`/api/v1/nodes/${encodeURIComponent(host)}-${port}/latency/`);
+  } catch (error) {
+    if (error.status === 404) return;  // nothing kept of it, or no propagation folder
+    throw error;
+  }
+  if (address !== checked) return;
+  const day = answer.daily_latency.filter((point) => point.v > 0);
+  const silent = answer.daily_latency.filter((point) => point.v === -1).length;
+  if (day.length === 0 && silent === 0) return;
+  const mean = day.reduce((sum, point) => sum + point.v, 0) / (day.length || 1);
+  line.textContent = day.length === 0 ? "No round-trip time in the last day." :
+    `Latency over the last day: ${Math.round(mean)} ms on average, ${day[day.length - 1].v} ms last` +
+    (silent ? `; no answer in ${plural(silent, "10-minute period")}.` : ".");
+  line.hidden = false;
+}
+
 function listen() {
   const source = new EventSource("/api/events");
   let shown = null;  // the snapshot shown, so that a reconnection does not announce it again
@@ -302,6 +363,7 @@ function listen() {
     refreshBreakdowns().catch(report);
     refreshChurn().catch(report);
     if (checked) check(checked, true).catch(report);
+    refreshPropagation().catch(report);
   });
 }
 
@@ -321,5 +383,6 @@ refreshChart().catch(report);
 refreshHeadline().catch(report);
 refreshBreakdowns().catch(report);
 refreshChurn().catch(report);
+refreshPropagation().catch(report);
 listen();
 setInterval(() => refreshStatus().catch(report), 30000);  // the age ticks between crawls

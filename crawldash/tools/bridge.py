@@ -26,6 +26,8 @@ from redis.connection import parse_url
 
 from ..crawl.files import snapshot_timestamp, write_atomically
 from ..models import CrawlerStatus
+from ..settings import BridgeSettings
+from .propagation import Collector
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF = 60.0
@@ -133,10 +135,18 @@ class StatusReader:
             return None
 
 
-def run(client: redis.Redis, url: str, out: Path, interval: float, stop: threading.Event) -> None:
-    """Rewrite ``out`` every ``interval`` seconds until ``stop`` is set. A Redis that cannot
-    be read, or a file that cannot be written (a read-only or full disk), is logged when it
-    starts failing and when it recovers, and retried with back-off; neither ends the bridge."""
+def run(
+    client: redis.Redis,
+    url: str,
+    out: Path,
+    interval: float,
+    stop: threading.Event,
+    schedule: Schedule | None = None,
+) -> None:
+    """Rewrite ``out`` every ``interval`` seconds until ``stop`` is set, and run the
+    propagation ``schedule`` (if any) when it is due. A Redis that cannot be read, or a
+    file that cannot be written (a read-only or full disk), is logged when it starts
+    failing and when it recovers, and retried with back-off; neither ends the bridge."""
     reader = StatusReader(client)
     wait, failing = interval, ""
     log.info("bitnodes status bridge started redis=%s out=%s interval=%s", url, out, interval)
@@ -159,7 +169,11 @@ def run(client: redis.Redis, url: str, out: Path, interval: float, stop: threadi
             if failing:
                 log.info("%s works again; status rewritten", failing)
             wait, failing = interval, ""
+        if schedule is not None:
+            schedule.maybe_run(time.monotonic(), time.time())
         stop.wait(wait)
+    if schedule is not None:
+        schedule.flush()
 
 
 def _warn_if_globbed(out: Path) -> None:
@@ -171,3 +185,50 @@ def _warn_if_globbed(out: Path) -> None:
             "as the newest crawl; write it elsewhere and give crawldash serve --status-file",
             out,
         )
+
+
+class Schedule:
+    """When the collector runs beside the status loop, and its failures logged once per
+    streak: a Redis or a disk that fails is retried on the next turn, never a crash."""
+
+    def __init__(self, collector: Collector, every: float) -> None:
+        self.collector, self.every = collector, every
+        self._next, self._failing = 0.0, ""
+
+    def maybe_run(self, monotonic: float, now: float) -> None:
+        if monotonic < self._next:
+            return
+        self._next = monotonic + self.every
+        try:
+            self.collector.collect(now)
+        except (redis.RedisError, OSError) as exc:
+            what = "redis read" if isinstance(exc, redis.RedisError) else "writing"
+            if self._failing != what:
+                log.warning(
+                    "propagation collection failed (%s) reason=%s: %s; kept data unchanged; "
+                    "retrying",
+                    what,
+                    type(exc).__name__,
+                    exc,
+                )
+            self._failing = what
+        else:
+            if self._failing:
+                log.info("propagation collection works again")
+            self._failing = ""
+
+    def flush(self) -> None:
+        """As the bridge stops: write the latency merged since the last write."""
+        try:
+            self.collector.flush()
+        except OSError as exc:
+            log.warning("propagation latency not written as the bridge stops: %s", exc)
+
+
+def propagation_schedule(client: redis.Redis, settings: BridgeSettings) -> Schedule:
+    """The collector of block propagation and node latency, run every
+    ``--propagation-interval`` seconds beside the status (``tools/propagation.py``)."""
+    folder = settings.resolved_propagation_dir
+    collector = Collector(client, folder, settings.keep_days, settings.max_blocks)
+    log.info("keeping block propagation and node latency in %s", folder)
+    return Schedule(collector, settings.propagation_interval)

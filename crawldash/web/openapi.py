@@ -8,6 +8,7 @@ import msgspec
 
 from .. import __version__
 from ..crawl.address import MAX_ADDRESS_LENGTH
+from ..live.memory.propagation import InvBody, InvList, LatencyBody
 from ..models import (
     ApiSnapshot,
     BreakdownBody,
@@ -25,7 +26,7 @@ from ..models import (
 )
 from .network_schema import network_operations
 from .presence_schema import presence_operations
-from .v1_schema import v1_operations
+from .v1_schema import propagation_operations, v1_operations
 
 REF = "#/components/schemas/{name}"
 ERRORS = {
@@ -159,10 +160,13 @@ def build_openapi() -> dict[str, Any]:
         V1SnapshotList,
         V1NodeStatus,
         V1NodeList,
+        InvList,
+        InvBody,
+        LatencyBody,
     ]
     schemas, components = msgspec.json.schema_components(types, ref_template=REF)
     snapshot, status, point, network_point, check, _, breakdown, node, run, changes = schemas[:10]
-    v1_list, v1_status, v1_nodes = schemas[10:]
+    v1_list, v1_status, v1_nodes, inv_list, inv, latency = schemas[10:]
     history = {"type": "array", "items": {"anyOf": [point, network_point]}}
     limit = {
         "name": "limit",
@@ -225,6 +229,7 @@ def build_openapi() -> dict[str, Any]:
         **network_operations(breakdown, node, _json, _errors),
         **presence_operations(run, changes, address, limit, _json, _errors),
         **v1_operations(v1_list, snapshot, v1_status, v1_nodes, _json, _errors),
+        **propagation_operations(inv_list, inv, latency, _json, _errors),
         **operations_beside_the_api(),
     }
     return {

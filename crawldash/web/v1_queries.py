@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..crawl.address import AddressError, parse_address
+from ..crawl.propagation import BLOCK_HASH
 from ..live.loading.archive import FIELDS
 from ..live.loading.catalog import NodeFilter
 from .errors import ApiError
@@ -90,3 +91,17 @@ def node_address(text: str) -> str:
         return parse_address(f"{host}:{port}")
     except AddressError as exc:
         raise ApiError(400, "invalid_address", str(exc)) from None
+
+
+@lru_cache(maxsize=4096)
+def inv_hash(text: str) -> str:
+    """The block hash of a ``/api/v1/inv/<hash>/`` path: 64 hex digits, any case, as
+    bitnodes writes it (the byte order block explorers show)."""
+    lowered = text.lower()
+    if not BLOCK_HASH.fullmatch(lowered):
+        raise ApiError(
+            400,
+            "invalid_hash",
+            "give the block hash as 64 hexadecimal digits, as /api/v1/inv/ lists",
+        )
+    return lowered

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..live.loading.archive import FIELDS
 from .network_schema import Errors, Json, parameter
+from .v1_propagation import NOT_SERVED
 from .v1_queries import MAX_PAGE, V1_DEFAULT_LIMIT, V1_MAX_LIMIT
 
 PAGE = parameter(
@@ -115,3 +116,84 @@ def v1_operations(
             }
         },
     }
+
+
+def propagation_operations(
+    inv_list: dict[str, Any],
+    inv: dict[str, Any],
+    latency: dict[str, Any],
+    json: Json,
+    errors: Errors,
+) -> dict[str, Any]:
+    """``/api/v1/inv/``, ``/api/v1/inv/{inv_hash}/``, ``/latency/``, and the bitnodes.io
+    routes not served."""
+    node = parameter(
+        "node",
+        "ADDRESS-PORT, as for node status. Else 400 invalid_address.",
+        {"type": "string", "minLength": 3},
+        "path",
+    )
+    block = parameter(
+        "inv_hash",
+        "A block hash, 64 hexadecimal digits. Else 400 invalid_hash.",
+        {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"},
+        "path",
+    )
+    operations = {
+        "/api/v1/inv/": {
+            "get": {
+                "summary": "bitnodes API v1: the blocks whose propagation the bitnodes bridge "
+                "keeps, newest first, with crawldash's additions first_seen (ms), nodes, 50% "
+                "and 90% (ms); empty without --propagation-dir.",
+                "parameters": [PAGE, LIMIT],
+                "responses": {
+                    "200": json(inv_list, "One page of the list."),
+                    **errors(400, e400="`invalid_page` or `invalid_limit`."),
+                },
+            }
+        },
+        "/api/v1/inv/{inv_hash}/": {
+            "get": {
+                "summary": "bitnodes API v1: how fast a block reached the network: its first "
+                "10 announcements and the delays after the earliest, in ms.",
+                "parameters": [block],
+                "responses": {
+                    "200": json(inv, "The block's propagation."),
+                    **errors(
+                        400,
+                        404,
+                        e400="`invalid_hash`.",
+                        e404="`inv_not_found`: no propagation of that block is kept.",
+                    ),
+                },
+            }
+        },
+        "/api/v1/nodes/{node}/latency/": {
+            "get": {
+                "summary": "bitnodes API v1 node latency: mean round-trip time (ms) per 10 "
+                "minutes over a day, per hour over a week, per 6 hours over 30 days; -1 "
+                "where the node was unreachable, 0 where it was reachable but gave no "
+                "round-trip time or where the bridge was not looking.",
+                "parameters": [node],
+                "responses": {
+                    "200": json(latency, "The node's latency."),
+                    **errors(
+                        400,
+                        404,
+                        e400="`invalid_address`.",
+                        e404="`node_not_found`: no latency of that node is kept.",
+                    ),
+                },
+            }
+        },
+    }
+    for path, route in NOT_SERVED.items():
+        parameters = [node] if "{node}" in path else []
+        operations[path] = {
+            "get": {
+                "summary": f"bitnodes.io's {route}: not served by crawldash.",
+                "parameters": parameters,
+                "responses": errors(404, e404="`not_served`: crawldash does not serve it."),
+            }
+        }
+    return operations

@@ -1,0 +1,196 @@
+"""The bitnodes bridge's kept propagation and latency files: their shapes, reading and
+writing, and the latency buckets.
+
+bitnodes' own Redis forgets a block's announcements (``binv:<hash>``) and a node's
+round-trip times (``rtt:<address>-<port>``) after three hours. The bridge
+(``tools/propagation.py``) keeps what it reads in two files of its own, ``blocks.msgpack``
+and ``latency.msgpack``, and ``crawldash serve --propagation-dir`` serves them. Both sides
+use the shapes here, so that what one writes the other reads.
+
+A node's latency is kept as 10-minute cells ``(bucket, count, sum)`` of 32-bit integers
+(``bucket`` is unix seconds // 600; a cell with ``count`` 0 says the node was held by
+bitnodes' ``ping.py``, so reachable, but gave no round-trip time). As cells age they are
+merged into hours (after a day) and six hours (after a week), which is all the weekly and
+monthly views need, so that a node costs a few kilobytes however long it is kept. The
+10-minute buckets in which the bridge looked at all are kept beside them: a node with no
+cell in a bucket that was looked at was unreachable, while nothing can be said of a
+bucket nobody looked at.
+
+The values follow bitnodes.io's API page: ``v`` is the mean round-trip time, ``-1`` where
+the node was unreachable, and ``0`` where it was reachable but gave no round-trip time
+(and, here, where the bridge was not looking).
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from .address import AddressError, canonical_address
+from .files import write_atomically
+
+BLOCKS_FILE = "blocks.msgpack"
+LATENCY_FILE = "latency.msgpack"
+CELL_BYTES = 12  # bucket, count and sum, each a 32-bit integer
+HEAD_SIZE = 10  # announcements in a block's head, as bitnodes.io shows
+TEN_MINUTES = 600
+BUCKET_UNITS = {"daily": 1, "weekly": 6, "monthly": 36}  # in 10-minute buckets
+BUCKETS_SHOWN = {"daily": 144, "weekly": 168, "monthly": 120}  # a day, a week, 30 days
+HOUR_AFTER = 144  # 10-minute buckets: a day; older cells are merged into hours
+SIX_HOURS_AFTER = 1008  # a week; older cells are merged into six hours
+LATENCY_KEPT = 4320  # 30 days: the monthly view's reach; older cells are dropped
+BLOCK_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+class Block(msgspec.Struct, frozen=True, array_like=True):
+    """What is kept of one block's announcements: the earliest time (ms since the epoch),
+    how many nodes announced it, the delay statistics in ms after the earliest (the
+    earliest included, at 0) and the first announcements, earliest first."""
+
+    hash: str
+    first_seen: int
+    nodes: int
+    max: float
+    mean: float
+    std: float
+    p50: float
+    p90: float
+    head: list[tuple[str, int]]
+
+
+class BlocksFile(msgspec.Struct, frozen=True):
+    written_at: int
+    blocks: list[Block]
+
+
+class LatencyFile(msgspec.Struct, frozen=True):
+    """``as_of`` is the 10-minute bucket of the last pass: the views end there. ``nodes``
+    maps a canonical address to its cells, packed; ``expires`` to the expiry (ms) of its
+    ``rtt:`` key when last read, so that a sample is not counted twice across restarts;
+    ``looked`` the buckets of the last 30 days in which the bridge made a pass."""
+
+    as_of: int
+    nodes: dict[str, bytes]
+    expires: dict[str, int]
+    looked: bytes = b""  # the 10-minute buckets with a pass, packed 32-bit integers, sorted
+
+
+def bitnodes_member(member: str) -> str:
+    """The canonical ``host:port`` of a bitnodes ``<address>-<port>`` (IPv6 unbracketed),
+    or AddressError."""
+    host, dash, port = member.rpartition("-")
+    if not dash or not host or not port.isdigit() or len(port) > 5:
+        raise AddressError(f"{member[:60]!r} is not ADDRESS-PORT")
+    return canonical_address(host.strip("[]"), int(port))
+
+
+def read_blocks(folder: Path) -> BlocksFile | None:
+    """The kept blocks; None when there is no file. ValueError for a broken one."""
+    try:
+        data = (folder / BLOCKS_FILE).read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return msgspec.msgpack.decode(data, type=BlocksFile)
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"{folder / BLOCKS_FILE}: {exc}") from None
+
+
+def read_latency(folder: Path) -> LatencyFile | None:
+    """The kept latency; None when there is no file. ValueError for a broken one."""
+    try:
+        data = (folder / LATENCY_FILE).read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return msgspec.msgpack.decode(data, type=LatencyFile)
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"{folder / LATENCY_FILE}: {exc}") from None
+
+
+def write_blocks(folder: Path, kept: BlocksFile) -> None:
+    write_atomically(folder / BLOCKS_FILE, msgspec.msgpack.encode(kept))
+
+
+def write_latency(folder: Path, kept: LatencyFile) -> None:
+    write_atomically(folder / LATENCY_FILE, msgspec.msgpack.encode(kept))
+
+
+def cells(packed: bytes) -> Iterator[tuple[int, int, int]]:
+    """``(bucket, count, sum)`` of a node's packed cells, oldest first."""
+    values = array("i")
+    values.frombytes(packed)
+    for i in range(0, len(values) - 2, 3):
+        yield values[i], values[i + 1], values[i + 2]
+
+
+def pack(kept: dict[int, tuple[int, int]]) -> bytes:
+    """Cells by bucket, packed oldest first."""
+    values = array("i")
+    for bucket in sorted(kept):
+        count, total = kept[bucket]
+        values.extend((bucket, count, total))
+    return values.tobytes()
+
+
+def compacted(packed: bytes, now_bucket: int) -> dict[int, tuple[int, int]]:
+    """A node's cells with those over a day old merged into hours, those over a week old
+    into six hours, and those older than 30 days dropped: exact, as sums and counts merge."""
+    merged: dict[int, tuple[int, int]] = {}
+    for bucket, count, total in cells(packed):
+        age = now_bucket - bucket
+        if age >= LATENCY_KEPT:
+            continue
+        if age >= SIX_HOURS_AFTER:
+            bucket -= bucket % BUCKET_UNITS["monthly"]
+        elif age >= HOUR_AFTER:
+            bucket -= bucket % BUCKET_UNITS["weekly"]
+        had_count, had_total = merged.get(bucket, (0, 0))
+        merged[bucket] = (had_count + count, had_total + total)
+    return merged
+
+
+def with_look(looked: bytes, bucket: int) -> bytes:
+    """``looked`` with ``bucket`` added and those past the monthly view's reach dropped."""
+    buckets = array("i")
+    buckets.frombytes(looked)
+    kept = array("i", (b for b in buckets if bucket - b < LATENCY_KEPT and b != bucket))
+    kept.append(bucket)
+    return kept.tobytes()
+
+
+def latency_series(
+    packed: bytes, as_of: int, looked: bytes = b""
+) -> dict[str, list[tuple[int, int]]]:
+    """The daily, weekly and monthly views of a node's cells, each ``(t, v)`` oldest first,
+    ending with the bucket that holds ``as_of``: ``v`` is the mean round-trip time in ms
+    (rounded half to even); 0 where the node was reachable (held) but gave none, or where
+    no pass looked; -1 where a pass looked and the node was neither held nor answered."""
+    views: dict[str, list[tuple[int, int]]] = {}
+    known = list(cells(packed))
+    passes = array("i")
+    passes.frombytes(looked)
+    for view, units in BUCKET_UNITS.items():
+        last = as_of - as_of % units
+        first = last - (BUCKETS_SHOWN[view] - 1) * units
+        sums: dict[int, tuple[int, int]] = {}
+        for bucket, count, total in known:
+            start = bucket - bucket % units
+            if first <= start <= last:
+                had_count, had_total = sums.get(start, (0, 0))
+                sums[start] = (had_count + count, had_total + total)
+        seen = {bucket - bucket % units for bucket in passes}
+        series = []
+        for start in range(first, last + 1, units):
+            if start in sums:
+                count, total = sums[start]
+                value = round(total / count) if count else 0
+            else:
+                value = -1 if start in seen else 0
+            series.append((start * TEN_MINUTES, value))
+        views[view] = series
+    return views
