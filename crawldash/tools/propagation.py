@@ -9,8 +9,7 @@ first; both expire three hours after their last write. ``opendata`` holds the no
 
 Each pass walks the keys with SCAN (never KEYS), at most ``MAX_KEYS_PER_PASS`` of each, so
 Redis is never blocked for long. A block is read again only when its count of announcements
-changed; its statistics are computed inside Redis by a short script, since sending ten
-thousand members to Python would cost more than the pass may take. What a pass read is
+changed; its statistics are computed inside Redis (``block_stats.py``). What a pass read is
 merged into what is kept: a block keeps its record with the most announcements (so a Redis
 that restarts empty loses nothing), and a node's new round-trip time is seen as its
 ``rtt:`` key's expiry moving forward (cache_inv renews it on every push).
@@ -37,7 +36,6 @@ from ..crawl.address import AddressError
 from ..crawl.propagation import (
     BLOCK_HASH,
     CELL_BYTES,
-    HEAD_SIZE,
     TEN_MINUTES,
     Block,
     BlocksFile,
@@ -51,6 +49,7 @@ from ..crawl.propagation import (
     write_blocks,
     write_latency,
 )
+from .block_stats import BlockStats
 
 log = logging.getLogger(__name__)
 MAX_KEYS_PER_PASS = 100_000  # of each kind; the rest waits for the next pass
@@ -58,50 +57,6 @@ BLOCKS_BUDGET = 4.0  # seconds of block reading per pass; the rest waits for the
 SCAN_COUNT = 1000
 PUSHED_SLACK_MS = 1000  # an expiry later by more than this is a new push
 DAY_MS = 86_400_000
-
-# Delay statistics over one binv: key, in Redis: the key is sorted by score, so the
-# percentiles are read by rank (linear interpolation between the two nearest ranks).
-# Members that are not ADDRESS-PORT are left out and counted; numbers are returned as
-# text, as Redis would truncate Lua numbers to integers.
-STATS_SCRIPT = """
-local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-local delays, head, bad, example = {}, {}, 0, ''
-local first = nil
-for i = 1, #all, 2 do
-  local member = all[i]
-  if string.match(member, '^[%w%.:]+%-%d+$') then
-    local score = tonumber(all[i + 1])
-    if first == nil then first = score end
-    delays[#delays + 1] = score - first
-    if #head < 2 * tonumber(ARGV[1]) then
-      head[#head + 1] = member
-      head[#head + 1] = all[i + 1]
-    end
-  else
-    bad = bad + 1
-    example = member
-  end
-end
-local n = #delays
-if n == 0 then return {'0', tostring(bad), example} end
-local sum = 0
-for i = 1, n do sum = sum + delays[i] end
-local mean = sum / n
-local m2 = 0
-for i = 1, n do local d = delays[i] - mean; m2 = m2 + d * d end
-local function at(p)
-  local pos = p * (n - 1)
-  local lo = math.floor(pos)
-  local hi = math.min(lo + 1, n - 1)
-  return delays[lo + 1] + (delays[hi + 1] - delays[lo + 1]) * (pos - lo)
-end
-local f = '%.17g'
-local out = {tostring(n), tostring(bad), example, string.format(f, first),
-  string.format(f, delays[n]), string.format(f, mean), string.format(f, math.sqrt(m2 / n)),
-  string.format(f, at(0.5)), string.format(f, at(0.9))}
-for i = 1, #head do out[#out + 1] = head[i] end
-return out
-"""
 
 
 class Collector:
@@ -112,7 +67,7 @@ class Collector:
     ) -> None:
         self.client, self.folder = client, folder
         self.max_age_ms, self.max_blocks = max_age_days * DAY_MS, max_blocks
-        self.stats = client.register_script(STATS_SCRIPT)
+        self.stats = BlockStats(client)
         self._said: set[str] = set()
         self._counts: dict[str, int] = {}  # announcements of each binv: key when last read
         self._blocks: dict[str, Block] | None = None
@@ -173,37 +128,12 @@ class Collector:
                 if count == self._counts.get(block_hash) or time.monotonic() > deadline:
                     continue
                 self._counts[block_hash] = count
-                block = self._read_block(key, block_hash)
+                block = self.stats.read(key, block_hash, self._once)
                 kept = self._blocks.get(block_hash)
                 if block is not None and (kept is None or block.nodes >= kept.nodes):
                     changed = changed or block != kept
                     self._blocks[block_hash] = block
         return changed
-
-    def _read_block(self, key: bytes, block_hash: str) -> Block | None:
-        try:
-            # Twice the head's members, spare for any the address check below refuses.
-            out: list[bytes] = self.stats(keys=[key], args=[2 * HEAD_SIZE])
-        except redis.ResponseError as exc:  # the key changed type since ZCARD
-            self._once(f"key:{key!r}", "skipped %r: %s", key, exc)
-            return None
-        nodes, bad = int(out[0]), int(out[1])
-        if bad:
-            self._once(
-                f"member:{key!r}", "%r: %d malformed members skipped, e.g. %r", key, bad, out[2]
-            )
-        if nodes == 0:
-            return None
-        first, last, mean, std, p50, p90 = (float(value) for value in out[3:9])
-        head = []
-        for member, score in zip(out[9::2], out[10::2], strict=True):
-            try:
-                head.append((bitnodes_member(member.decode()), round(float(score))))
-            except (AddressError, UnicodeDecodeError):
-                self._once(f"member:{key!r}", "%r: malformed member %r skipped", key, member)
-            if len(head) == HEAD_SIZE:
-                break
-        return Block(block_hash, round(first), nodes, last, mean, std, p50, p90, head)
 
     def _collect_latency(self, now: float) -> None:
         """This pass's round-trip times and held nodes, added to the current 10-minute
