@@ -16,6 +16,7 @@ from ..live.state import State
 from ..models import V1SnapshotList, V1SnapshotRef
 from .api import coding_for
 from .errors import ApiError, no_snapshot
+from .network import Searches
 from .responses import plain, respond
 from .v1_queries import (
     Page,
@@ -40,6 +41,7 @@ class V1:
         self.cache_control = cache_control  # Cache-Control for data of the latest crawl
         self._pages: dict[tuple[object, ...], bytes] = {}  # list pages, until a change
         self._pages_for: tuple[object, int, str] | None = None  # files, history, snapshot
+        self.searches = Searches()
 
     async def snapshots(self, request: web.Request) -> web.Response:
         page = snapshots_query(request.rel_url.raw_query_string)
@@ -102,18 +104,22 @@ class V1:
         key = ("nodes", wanted, page, _base(request))
         body = self._page(key)
         if body is None:
-            found = served.catalog.matching(wanted)
+            found = await self.searches.run(served.catalog.matching_steps(wanted))
             addresses, nodes = served.catalog.addresses, served.nodes
             results = b",".join(
                 b'{"address":"%s","data":%s}' % (addresses[i].encode(), node_row(nodes.at(i)))
                 for i in found[page.start : page.start + page.limit]
             )
             next_, previous = (_json_link(link) for link in _links(request, page, len(found)))
-            body = self._keep(
-                key,
-                b'{"timestamp":%d,"count":%d,"next":%s,"previous":%s,"results":[%s]}'
-                % (served.timestamp, len(found), next_, previous, results),
+            body = b'{"timestamp":%d,"count":%d,"next":%s,"previous":%s,"results":[%s]}' % (
+                served.timestamp,
+                len(found),
+                next_,
+                previous,
+                results,
             )
+            if self.state.snapshot is served:  # not a page of a crawl replaced meanwhile
+                self._keep(key, body)
         return plain(body)
 
     def _served(self) -> PreparedSnapshot:

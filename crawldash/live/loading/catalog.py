@@ -6,16 +6,19 @@ a snapshot over holds the serving process's GIL for as long as unpickling it tak
 are arrays; text with few distinct values (networks, countries, providers, user agents) is
 an array of codes into a tuple of values; the search text and the CSV records are one
 string and one bytes object each, with offsets. A query is a few passes of comprehensions
-over these columns in an order sorted once per crawl.
+over these columns in an order sorted once per crawl, made STEP nodes at a time: a
+generator that yields between two steps, so that a query of a large crawl never holds the
+serving process's event loop for long.
 """
 
 from __future__ import annotations
 
 import csv
 from array import array
-from bisect import bisect_right
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from itertools import pairwise
 from types import SimpleNamespace
 
 import msgspec
@@ -39,6 +42,10 @@ FIELDS = (
 )
 CSV_HEADER = ",".join(("address", *FIELDS)).encode() + b"\r\n"
 SORTS = ("address", "user_agent", "version", "height", "connected_since", "country")
+STEP = 4096  # nodes a query examines between two yields: a fraction of a millisecond
+
+Steps = Generator[None, None, list[int]]  # yields between steps, returns the positions
+Test = Callable[[Iterable[int]], list[int]]  # keeps the positions that pass, in order
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,11 @@ class NodeCatalog:
     csv: bytes  # every node's CSV record, ended by CRLF
     csv_starts: array[int]
     orders: dict[str, array[int]]  # positions in each sort order, ascending
+    # Each node's search text, cut from ``search`` by the crawl's first q search, in steps,
+    # in the serving process: a test per node is a fraction of the cost of mapping every
+    # hit in the one string back to its node, and cutting it in the loader would lengthen
+    # every load and the takeover of its result.
+    texts: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def build(cls, nodes: dict[str, NodeRow], networks: dict[str, str]) -> NodeCatalog:
@@ -99,14 +111,14 @@ class NodeCatalog:
         rows = [nodes[address] for address in addresses]
         agents = [(row.user_agent or "").lower() for row in rows]
         countries = [row.country.upper() if row.country else None for row in rows]
-        versions = [row.protocol_version for row in rows]
+        versions = [_or_unknown(row.protocol_version) for row in rows]
         heights = [row.height for row in rows]
         columns: dict[str, Sequence[object]] = {
             "address": addresses,
             "user_agent": agents,
             "version": versions,
             "height": heights,
-            "connected_since": [row.connected_since for row in rows],
+            "connected_since": [_or_unknown(row.connected_since) for row in rows],
             "country": [c or "" for c in countries],
         }
         orders = {
@@ -138,51 +150,85 @@ class NodeCatalog:
     def matching(
         self, wanted: NodeFilter, sort: str = "address", descending: bool = False
     ) -> list[int]:
-        """Positions of the nodes that match every filter, in the order asked for."""
-        order = self.orders[sort]
-        found: Iterable[int] = reversed(order) if descending else order
-        for column, codes in (
-            (
-                self.networks,
-                None if wanted.network is None else self.networks.matching(wanted.network),
-            ),
-            (
-                self.countries,
-                None if wanted.country is None else self.countries.matching(wanted.country),
-            ),
-            (self.asns, None if wanted.asn is None else self.asns.matching(wanted.asn)),
-            (
-                self.agents,
-                None if wanted.user_agent is None else self.agents.containing(wanted.user_agent),
-            ),
-        ):
-            if codes is not None:
-                of = column.codes
-                found = [i for i in found if of[i] in codes]
-        if wanted.version is not None:
-            versions, version = self.versions, wanted.version
-            found = [i for i in found if versions[i] == version]
-        if wanted.services is not None:
-            services, mask = self.services, wanted.services
-            found = [i for i in found if services[i] & mask]
-        if wanted.q is not None:
-            hits = self._searched(wanted.q)
-            found = [i for i in found if i in hits]
-        return list(found)
+        """Positions of the nodes that match every filter, in the order asked for, at once."""
+        steps = self.matching_steps(wanted, sort, descending)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
 
-    def _searched(self, text: str) -> set[int]:
-        """Positions of the nodes whose search text contains ``text``: str.find over the
-        one string, not a test per node."""
-        hits: set[int] = set()
-        if "\n" in text:
-            return hits
-        search, starts = self.search, self.search_starts
-        at = search.find(text)
-        while at >= 0:
-            position = bisect_right(starts, at) - 1
-            hits.add(position)
-            at = search.find(text, starts[position + 1])
-        return hits
+    def matching_steps(
+        self, wanted: NodeFilter, sort: str = "address", descending: bool = False
+    ) -> Steps:
+        """What ``matching`` returns, made STEP nodes at a time: the generator yields
+        between two steps (a caller on the event loop lets other requests in there) and
+        returns the positions."""
+        order = self.orders[sort]
+        if descending:
+            order = order[::-1]
+        tests = self._tests(wanted)
+        if not tests:
+            return list(order)
+        if wanted.q is not None:
+            if "\n" in wanted.q:  # every node's text ends with one: nothing holds it inside
+                return []
+            yield from self._cut_texts()
+        found: list[int] = []
+        for start in range(0, len(order), STEP):
+            chunk: Iterable[int] = order[start : start + STEP]
+            for test in tests:
+                chunk = test(chunk)
+            found.extend(chunk)
+            if start + STEP < len(order):
+                yield
+        return found
+
+    def _tests(self, wanted: NodeFilter) -> list[Test]:
+        """One test per filter given: each keeps the positions that pass, in order."""
+        tests: list[Test] = []
+        if wanted.network is not None:
+            tests.append(partial(_coded, self.networks, self.networks.matching(wanted.network)))
+        if wanted.country is not None:
+            tests.append(partial(_coded, self.countries, self.countries.matching(wanted.country)))
+        if wanted.asn is not None:
+            tests.append(partial(_coded, self.asns, self.asns.matching(wanted.asn)))
+        if wanted.user_agent is not None:
+            tests.append(partial(_coded, self.agents, self.agents.containing(wanted.user_agent)))
+        if wanted.version is not None:
+            tests.append(partial(_equal, self.versions, wanted.version))
+        if wanted.services is not None:
+            tests.append(partial(_any_bit, self.services, wanted.services))
+        if wanted.q is not None:
+            tests.append(partial(_holding, self.texts, wanted.q))
+        return tests
+
+    def _cut_texts(self) -> Generator[None, None, None]:
+        """Cut ``texts`` out of ``search``, STEP nodes a step, unless done: queries that
+        run side by side carry on each other's cutting, each step starting where the last
+        ended."""
+        texts, search, starts = self.texts, self.search, self.search_starts
+        while len(texts) < len(self.addresses):
+            at = len(texts)
+            texts.extend(search[a:b] for a, b in pairwise(starts[at : at + STEP + 1]))
+            yield
+
+
+def _coded(column: Codes, kept: set[int], chunk: Iterable[int]) -> list[int]:
+    codes = column.codes
+    return [i for i in chunk if codes[i] in kept]
+
+
+def _equal(values: array[int], value: int, chunk: Iterable[int]) -> list[int]:
+    return [i for i in chunk if values[i] == value]
+
+
+def _any_bit(values: array[int], mask: int, chunk: Iterable[int]) -> list[int]:
+    return [i for i in chunk if values[i] & mask]
+
+
+def _holding(texts: list[str], q: str, chunk: Iterable[int]) -> list[int]:
+    return [i for i in chunk if q in texts[i]]
 
 
 def _starts(lengths: Iterable[int]) -> array[int]:
@@ -193,6 +239,11 @@ def _starts(lengths: Iterable[int]) -> array[int]:
         total += length
         starts.append(total)
     return starts
+
+
+def _or_unknown(number: int | None) -> int:
+    """A number a crawl-only row does not give, as -1: it sorts first and matches no filter."""
+    return -1 if number is None else number
 
 
 def _searchable(address: str, row: NodeRow) -> str:
