@@ -10,18 +10,19 @@ class Base(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
 
 
 class Node(Base, frozen=True):
-    """A node's 13 fields by name, as ``/api/check`` shows it."""
+    """A node's 13 fields by name, as ``/api/check`` shows it; null where the crawl does not
+    say (bitnodes' crawl-only rows have only services and height)."""
 
-    protocol_version: int
+    protocol_version: int | None
     user_agent: str | None
-    connected_since: int
+    connected_since: int | None
     services: int
     height: int
     hostname: str | None
     city: str | None
     country: str | None
-    latitude: float
-    longitude: float
+    latitude: float | None
+    longitude: float | None
     timezone: str | None
     asn: str | None
     org: str | None
@@ -122,6 +123,33 @@ class NetworkPoint(Base, frozen=True):
     timestamp: int
     reachable: int
     networks: NetworkCounts
+
+
+class CountsPoint(Base, frozen=True):
+    """A crawl's nodes by value of one key: the newest crawl's top values, then
+    ``unknown`` (no value) and ``other`` (the rest; not for services)."""
+
+    timestamp: int
+    reachable: int
+    counts: dict[str, int]
+
+
+class MatchPoint(Base, frozen=True):
+    """A crawl's nodes whose user agent holds a text, in any case."""
+
+    timestamp: int
+    reachable: int
+    matched: int
+
+
+class UniqueBody(Base, frozen=True, rename={"start": "from", "end": "to"}):
+    """``/api/unique``: distinct addresses in the crawls of a window ending at the newest."""
+
+    window: int  # seconds
+    start: int | None  # the oldest crawl in the window; null when no crawl is known
+    end: int | None  # the newest crawl whose membership is known
+    crawls: int  # crawls in (to - window, to] whose membership is known
+    unique: int  # distinct addresses in any of them
 
 
 class PresenceBody(Base, frozen=True):

@@ -37,6 +37,7 @@ def route_table(
         "/api/snapshot": api.snapshot,
         "/api/status": api.status,
         "/api/history": api.history,
+        "/api/unique": api.unique,
         "/api/check": api.check,
         "/api/breakdown": network.breakdown,
         "/api/nodes": network.nodes,

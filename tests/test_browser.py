@@ -93,6 +93,9 @@ TEXT = [
     "#check-result",
     "#presence-legend",
     "#presence-summary",
+    "#trend-controls label",
+    "#unique-tiles dt",
+    "#unique-tiles small",
     "footer",
 ]
 
@@ -100,6 +103,71 @@ TEXT = [
 def assert_readable(page: Any) -> None:
     ratios = {selector: round(contrast(page, selector), 2) for selector in TEXT}
     assert {s: r for s, r in ratios.items() if r < 4.5} == {}, ratios
+
+
+def share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%"
+
+
+def check_over_time(page: Any, base: str) -> None:
+    """The "Over time" section against the API: the stacked shares of the day by user
+    agent, then by country (chosen from the keyboard), the share of the user agents that
+    hold a text typed in (a dashed line), and the distinct nodes of three windows."""
+    from playwright.sync_api import expect
+
+    chart = page.locator("#trend-chart")
+    points = get(base + "/api/history?by=user_agent&top=8&limit=144")
+    latest = points[-1]
+    assert all("counts" in p for p in points)  # the demo's pruned crawls have them too
+    layers = ", ".join(f"{n} {share(c, latest['reachable'])}" for n, c in latest["counts"].items())
+    expect(chart).to_have_attribute("data-layers", "|".join(latest["counts"]))
+    expect(chart).to_have_attribute(
+        "aria-label",
+        re.compile(
+            f"^Chart of the nodes' shares by user agent over the last 144 crawls, .*; "
+            f"latest: {re.escape(layers)}$"
+        ),
+    )
+    tops = page.evaluate("trendChart.data.slice(1).map(layer => layer[layer.length - 1])")
+    assert round(tops[-1], 6) == 100  # stacked: the top layer ends at every node
+    page.fill("#trend-match", "Knots")
+    page.keyboard.press("Enter")
+    matched = get(base + "/api/history?by=user_agent&match=Knots&limit=144")
+    last = matched[-1]
+    assert 0 < last["matched"] < last["reachable"]
+    expect(chart).to_have_attribute("data-matched", str(last["matched"]))
+    expect(chart).to_have_attribute(
+        "aria-label",
+        re.compile(
+            re.escape(
+                f"; user agents holding \u201cKnots\u201d: latest "
+                f"{share(last['matched'], last['reachable'])} "
+                f"({last['matched']:,} of {last['reachable']:,} nodes)"
+            )
+            + "$"
+        ),
+    )
+    line = page.evaluate(
+        "({label: trendChart.series.at(-1).label, dash: trendChart.series.at(-1).dash,"
+        " fill: trendChart.series.at(-1).fill ?? null, data: trendChart.data.at(-1)})"
+    )
+    assert line["label"] == "holding \u201cKnots\u201d"
+    assert line["dash"]  # a dashed line over the layers, not another layer
+    assert line["fill"] is None
+    expected = [100 * p["matched"] / p["reachable"] for p in matched]
+    assert [round(v, 9) for v in line["data"]] == [round(v, 9) for v in expected]
+    page.focus("#trend-by")  # from the keyboard: the select, then its next option
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("#trend-by")).to_have_value("country")
+    countries = get(base + "/api/history?by=country&top=8&limit=144")[-1]["counts"]
+    expect(chart).to_have_attribute("data-layers", "|".join(countries))
+    expect(chart).to_have_attribute("data-matched", str(last["matched"]))  # the line stays
+    for window, tile in ((86_400, "day"), (604_800, "week"), (2_592_000, "month")):
+        unique = get(base + f"/api/unique?window={window}")
+        expect(page.locator(f"#unique-{tile}")).to_have_attribute(
+            "data-unique", str(unique["unique"])
+        )
+        expect(page.locator(f"#unique-{tile}")).to_contain_text(f"{unique['unique']:,}")
 
 
 def test_dashboard_in_chromium(tmp_path: Path):
@@ -147,7 +215,7 @@ def test_dashboard_in_chromium(tmp_path: Path):
         page.select_option("#range", label="All held")
         expect(page.locator("body")).to_have_attribute("data-points", str(held))
         page.check("#split")
-        expect(page.locator(".u-legend")).to_contain_text("onion")
+        expect(page.locator("#chart .u-legend")).to_contain_text("onion")
         history = get(base + "/api/history?limit=1000000&by=network")
         reachable = [point["reachable"] for point in history]
         by_network = ", ".join(
@@ -165,6 +233,7 @@ def test_dashboard_in_chromium(tmp_path: Path):
             ),
         )
         assert console_errors == []  # loaded cleanly (the check form's 400 below is logged)
+        check_over_time(page, base)
         changes = get(base + "/api/changes")
         expect(page.locator("body")).to_have_attribute("data-joined", str(changes["joined_count"]))
         expect(page.locator("body")).to_have_attribute("data-left", str(changes["left_count"]))
@@ -312,6 +381,12 @@ def test_dashboard_in_chromium(tmp_path: Path):
         expect(page.locator("body")).to_have_attribute("data-left", str(changes["left_count"]))
         expect(live).to_contain_text("a new crawl, 321 nodes")  # announced
         expect(chart).to_have_attribute("aria-label", re.compile(r": latest 321, "))
+        day = get(base + "/api/unique?window=86400")
+        expect(page.locator("#unique-day")).to_have_attribute("data-unique", str(day["unique"]))
+        countries = get(base + "/api/history?by=country&top=8&limit=144")[-1]["counts"]
+        expect(page.locator("#trend-chart")).to_have_attribute(
+            "data-layers", "|".join(countries)
+        )  # redrawn for the new crawl, whose values lead now
         rechecked = get(base + f"/api/check?address={found}")
         assert not rechecked["reachable"]
         expect(page.locator("#check-presence")).to_contain_text(
@@ -337,6 +412,7 @@ def test_dashboard_in_chromium(tmp_path: Path):
         page.emulate_media(color_scheme="dark")
         expect(page.locator("body")).to_have_css("background-color", "rgb(13, 17, 23)")
         expect(chart).to_have_attribute("data-scheme", "dark")  # redrawn in the dark colours
+        expect(page.locator("#trend-chart")).to_have_attribute("data-scheme", "dark")
         for button in ("#check-form button", "#search-form button"):
             assert contrast(page, button) >= 4.5, button
         assert_readable(page)

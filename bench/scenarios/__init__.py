@@ -20,6 +20,7 @@ from bench.scenarios import (
     propagation,
     snapshot_vs_nginx,
     startup,
+    trends,
     workers,
 )
 
@@ -39,5 +40,6 @@ SCENARIOS: dict[str, Scenario] = {
     "workers": workers.run,
     "busy-cores": busy_cores.run,
     "cold-history": cold_history.run,
+    "trends": trends.run,
     "bridge-propagation": propagation.run,
 }

@@ -46,6 +46,21 @@ def endpoints(hit: str, etag: str, block: str | None = None) -> list[Endpoint]:
             {"Accept-Encoding": "gzip"},
             naive_too=False,
         ),
+        Endpoint(
+            "history?by=country&limit=144 (gzip)",
+            "/api/history?by=country&limit=144",
+            {"Accept-Encoding": "gzip"},
+            naive_too=False,
+        ),
+        Endpoint(
+            "history?by=user_agent&match=Knots&limit=144",
+            "/api/history?by=user_agent&match=Knots&limit=144",
+            {},
+            naive_too=False,
+        ),
+        Endpoint(
+            "unique?window=2592000 (cached)", "/api/unique?window=2592000", {}, naive_too=False
+        ),
         Endpoint("check hit", f"/api/check?address={hit}", {}),
         Endpoint("check miss", "/api/check?address=203.0.113.254:8333", {}),
         Endpoint("304 revalidation", "/api/snapshot", revalidate, naive_too=False),

@@ -4,7 +4,9 @@ protocol version, service bit and height against the consensus."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from operator import attrgetter
+from typing import Protocol
 
 from ..models import NodeRow
 from .address import network_of
@@ -24,6 +26,32 @@ SERVICE_NAMES = {name: bit for bit, name in SERVICE_BITS.items()}
 BY = ("network", "country", "asn", "user_agent", "version", "services", "height")
 Value = str | int | None
 Row = tuple[Value, int]  # a value and how many nodes have it
+
+
+class Counted(Protocol):
+    """A node as counted: a decoded NodeRow, or a crawl file's row before it is one."""
+
+    @property
+    def country(self) -> str | None: ...
+    @property
+    def asn(self) -> str | None: ...
+    @property
+    def user_agent(self) -> str | None: ...
+    @property
+    def protocol_version(self) -> int | None: ...
+    @property
+    def services(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+
+
+_FIELDS = {
+    "country": attrgetter("country"),
+    "asn": attrgetter("asn"),
+    "user_agent": attrgetter("user_agent"),
+    "version": attrgetter("protocol_version"),
+}
+_services, _height = attrgetter("services"), attrgetter("height")
 
 
 def service_names(services: int) -> list[str]:
@@ -57,28 +85,50 @@ def breakdowns(
     nodes: dict[str, NodeRow], consensus: int, networks: dict[str, str]
 ) -> dict[str, list[Row]]:
     """Every breakdown of a crawl, rows sorted by nodes descending, then value; a node
-    with no value counts under None, never dropped. One pass over the nodes."""
-    counts: dict[str, Counter[Value]] = {by: Counter() for by in BY}
-    by_network, country, asn = counts["network"], counts["country"], counts["asn"]
-    agent, version, bits, band = (
-        counts["user_agent"],
-        counts["version"],
-        counts["services"],
-        counts["height"],
-    )
-    names: dict[int, list[str] | tuple[None]] = {}
-    for address, node in nodes.items():
-        by_network[networks[address]] += 1
-        country[node.country] += 1
-        asn[node.asn] += 1
-        agent[node.user_agent] += 1
-        version[node.protocol_version] += 1
-        named = names.get(node.services)
-        if named is None:
-            named = names[node.services] = service_names(node.services) or (None,)
-        bits.update(named)
-        band[height_band(node.height, consensus)] += 1
-    return {by: sorted(counted.items(), key=_order) for by, counted in counts.items()}
+    with no value counts under None, never dropped."""
+    counts: dict[str, Counter[Value]] = {"network": Counter(map(networks.__getitem__, nodes))}
+    counts.update(tally(nodes.values(), consensus))
+    return {by: sorted(counts[by].items(), key=_order) for by in BY}
+
+
+def tally(
+    nodes: Collection[Counted], consensus: int, heights: Counter[int] | None = None
+) -> dict[str, Counter[Value]]:
+    """A crawl's nodes counted by every key but network, by the rules of ``breakdowns``:
+    what the history keeps of each crawl, so that its counts and the latest crawl's
+    breakdowns agree.
+
+    Args:
+        nodes: each node once (the later of two rows for one address), as rows.
+        consensus: the crawl's consensus height (``consensus_of``).
+        heights: the nodes' heights, if already counted (for the consensus, say).
+
+    Returns:
+        Per key, each value (None for a node without one) and its number of nodes. Each
+        key is one pass in C (``Counter`` over ``attrgetter``), no Python step per node:
+        the history of a backlog is counted in processes that must keep pace with the
+        decoding of its files.
+    """
+    counts: dict[str, Counter[Value]] = {
+        by: Counter(map(field, nodes)) for by, field in _FIELDS.items()
+    }
+    bits: Counter[Value] = Counter()
+    for services, count in Counter(map(_services, nodes)).items():
+        for name in service_names(services) or (None,):
+            bits[name] += count
+    bands: Counter[Value] = Counter()
+    for height, count in (heights or Counter(map(_height, nodes))).items():
+        bands[height_band(height, consensus)] += count
+    counts["services"], counts["height"] = bits, bands
+    return counts
+
+
+def consensus_of(heights: Counter[int]) -> int:
+    """The most common height (the higher one on a tie), 0 for none: the rule of
+    ``decode.most_common_height``, from heights already counted."""
+    if not heights:
+        return 0
+    return max(heights.items(), key=lambda item: (item[1], item[0]))[0]
 
 
 def _order(row: Row) -> tuple[int, int, str]:

@@ -1,4 +1,10 @@
-"""Crawler bytes to Structs: a decoded snapshot or a status, or a LoadError."""
+"""Crawler bytes to Structs: a decoded snapshot or a status, or a LoadError.
+
+A crawl comes in one of three forms: bitnodes' export rows (15 fields, what ``export.py``
+writes), its crawl-only rows (4 fields: address, port, services, height, what ``crawl.py``
+writes to ``data/crawl/<magic>/`` when nothing else runs), or the API v1 object. A
+crawl-only row's node has the fields it has and null for the rest.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +16,78 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ..models import ApiSnapshot, CrawlerStatus, ExportRow, NodeRow
+from ..models import ApiSnapshot, Base, CrawlerStatus, ExportRow, NodeRow
 from .address import NETWORKS, AddressError, canonical_address, parse_address
 from .files import LoadError, read_file
 
 if TYPE_CHECKING:  # the loader process imports this module: it needs no settings
     from ..settings import Settings
 
-export_decoder = msgspec.json.Decoder(list[ExportRow])
+
+class CrawlRow(Base, frozen=True, array_like=True):
+    """One row of bitnodes' crawl-only output (``crawl.py``'s ``dump``): address, port,
+    services and height, the height 0 when the crawler had none."""
+
+    address: str
+    port: int
+    services: int
+    height: int
+
+    def node(self) -> NodeRow:
+        """The node, its 11 fields the crawler does not write null."""
+        return NodeRow(
+            protocol_version=None,
+            user_agent=None,
+            connected_since=None,
+            services=self.services,
+            height=self.height,
+            hostname=None,
+            city=None,
+            country=None,
+            latitude=None,
+            longitude=None,
+            timezone=None,
+            asn=None,
+            org=None,
+        )
+
+
+_export_rows = msgspec.json.Decoder(list[ExportRow])
+_crawl_rows = msgspec.json.Decoder(list[CrawlRow])
 _api_decoder = msgspec.json.Decoder(ApiSnapshot)
 _status_decoder = msgspec.json.Decoder(CrawlerStatus)
+
+
+class RowsDecoder:
+    """Either array form's rows: export rows, else crawl-only rows."""
+
+    def decode(self, data: bytes) -> list[ExportRow] | list[CrawlRow]:
+        """Decode the rows of a crawl in the array form.
+
+        Args:
+            data: the file's bytes, a JSON array of rows.
+
+        Returns:
+            The rows, all of one form: each has ``address``, ``port``, ``height`` and
+            ``node()``.
+
+        Raises:
+            msgspec.DecodeError: not JSON, or rows of neither form (the message gives
+                both forms' reasons).
+        """
+        # Export rows are tried first and alone: they are the common form, and a large
+        # crawl's decode is the hot path. Crawl-only rows fail it at the first row.
+        try:
+            return _export_rows.decode(data)
+        except msgspec.ValidationError as as_export:
+            try:
+                return _crawl_rows.decode(data)
+            except msgspec.ValidationError as as_crawl:
+                reasons = f"as export rows: {as_export}; as crawl-only rows: {as_crawl}"
+                raise msgspec.ValidationError(reasons) from None
+
+
+export_decoder = RowsDecoder()  # the name the counting of older crawls imports
 
 
 @dataclass(frozen=True)
@@ -53,7 +121,7 @@ def form_of(data: bytes) -> bytes:
 
 
 def decode_snapshot(data: bytes, timestamp: int, allow_empty: bool = False) -> Snapshot:
-    """Decode either snapshot form; the later of two rows for one address wins."""
+    """Decode a crawl in any of its forms; the later of two rows for one address wins."""
     try:
         if form_of(data) == b"[":
             rows = export_decoder.decode(data)

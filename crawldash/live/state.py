@@ -19,6 +19,8 @@ from .memory.changes import Changes
 from .memory.checks import CheckAnswers
 from .memory.history import History, HistoryEntry
 from .memory.presence import Presence
+from .memory.trends import Trends
+from .memory.unique import UniqueCounts
 
 _encoder = msgspec.json.Encoder()
 
@@ -44,6 +46,8 @@ class State:
         self.presence = Presence()  # which addresses each crawl of the history had
         self.checks = CheckAnswers(self.presence)
         self.changes = Changes(self.presence)
+        self.trends = Trends(self.history)  # the history by value, and as CSV
+        self.unique = UniqueCounts(self.presence)
         self.crawl_files: list[int] = []  # timestamps of the crawl files present, newest first
         self.crawl_versions: Mapping[int, tuple[str, FileVersion]] = {}  # their names, versions
         self.stale_after = stale_after  # None: three times the median crawl interval
@@ -69,11 +73,19 @@ class State:
     async def record_crawl(self, entry: HistoryEntry, addresses: Sequence[str] | None) -> bool:
         """A crawl's history point and, if given, which addresses it had; True if the
         history or the presence changed. The presence follows the history: crawls it lets
-        go are forgotten."""
+        go are forgotten. A crawl whose membership is known from the same file (counted
+        again for what an older index lacks) keeps it: setting it again is a pass over
+        every address."""
+        before = self.history.get(entry.timestamp)
         changed = self.history.record(entry)
         held = self.history.get(entry.timestamp) == entry  # not older than all it keeps
         known = self.presence.has(entry.timestamp)
-        if addresses is not None and held and (changed or not known):
+        same_file = (
+            before is not None
+            and entry.mtime_ns != 0  # 0: not counted from a file
+            and (before.size, before.mtime_ns) == (entry.size, entry.mtime_ns)
+        )
+        if addresses is not None and held and (not known or (changed and not same_file)):
             await self.presence.update(entry.timestamp, addresses, self.history.holds)
             return True
         if changed:
@@ -97,6 +109,7 @@ class State:
         """The presence restored from its index, less the crawls the history lacks."""
         presence.retain(self.history.holds)
         self.presence = self.checks.presence = self.changes.presence = presence
+        self.unique.presence = presence
 
     def _tell(self, event: str) -> None:
         for listener in self.listeners:

@@ -5,16 +5,21 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
+import msgspec
 from pyroaring import BitMap
 
 from ..crawl.address import NETWORKS
+from ..crawl.breakdown import Value, tally
 from ..crawl.files import STATUS_NAME, snapshot_timestamp, write_atomically
-from ..live.memory.history import HistoryEntry
+from ..live.memory.history import HistoryEntry, Kept
 from ..live.memory.index_files import HistoryStore, PresenceStore
 from ..live.memory.presence import BASE_SLOT, Presence
 from ..live.memory.presence_codec import encode_presence
+from ..live.memory.tallies import KEYS, Values
+from ..models import ExportRow
 from .demo_data import Crawl, generate_crawls, status_json, tip_height
 
 log = logging.getLogger(__name__)
@@ -51,7 +56,7 @@ def write_demo(
         path = data_dir / f"{crawl.timestamp}.json"
         write_atomically(path, crawl.body())
         os.utime(path, (crawl.timestamp, crawl.timestamp))
-    HistoryStore.for_data_dir(state_dir, data_dir).save(pruned.entries)
+    HistoryStore.for_data_dir(state_dir, data_dir).save(pruned.kept())
     PresenceStore.for_data_dir(state_dir, data_dir).save(encode_presence(pruned.presence()))
     write_atomically(data_dir / STATUS_NAME, status_json(end=end, seed=seed))
     log.info(
@@ -70,8 +75,9 @@ class _PrunedCrawls:
 
     Consecutive crawls share most of their nodes, so each crawl is taken as the change
     from the one before: a node's run of crawls becomes one range in its bitmap, and the
-    counts by network move by the nodes that joined and left. Adding each crawl's every
-    address to ``Presence`` one by one came to most of the demo's writing time.
+    counts by network and by value move by the nodes that joined and left. Adding each
+    crawl's every address to ``Presence`` one by one came to most of the demo's writing
+    time.
     """
 
     def __init__(self) -> None:
@@ -80,6 +86,9 @@ class _PrunedCrawls:
         self._online: set[int] = set()  # the latest crawl's members (indexes into its pool)
         self._since: dict[int, int] = {}  # member -> the slot its current run began
         self._counts = [0] * len(NETWORKS)
+        self._values = Values()
+        self._tallies: dict[str, Counter[Value]] = {key: Counter() for key in KEYS}
+        self._of: dict[int, dict[str, Counter[Value]]] = {}  # member -> its values, counted
         self._last: Crawl | None = None
 
     def add(self, crawl: Crawl) -> None:
@@ -87,13 +96,32 @@ class _PrunedCrawls:
         for member in self._online - now:
             self._end_run(crawl, member, slot)
             self._counts[crawl.network_of(member)] -= 1
+            for key, values in self._tallied(crawl, member).items():
+                self._tallies[key].subtract(values)
         for member in now - self._online:
             self._since[member] = slot
             self._counts[crawl.network_of(member)] += 1
+            for key, values in self._tallied(crawl, member).items():
+                self._tallies[key].update(values)
         self._online, self._last = now, crawl
         height = tip_height(crawl.timestamp)  # the generator's consensus height
         networks = tuple(self._counts)
-        self.entries.append(HistoryEntry(crawl.timestamp, crawl.reachable, 0, 0, networks, height))
+        counts = self._values.pack({k: (+c).items() for k, c in self._tallies.items()})
+        entry = HistoryEntry(crawl.timestamp, crawl.reachable, 0, 0, networks, height, counts)
+        self.entries.append(entry)
+
+    def _tallied(self, crawl: Crawl, member: int) -> dict[str, Counter[Value]]:
+        """A member's values, by the breakdowns' rules (its lag behind the tip is fixed)."""
+        counted = self._of.get(member)
+        if counted is None:
+            row = msgspec.json.decode(crawl.row_of(member), type=ExportRow)
+            consensus = tip_height(crawl.timestamp)
+            counted = self._of[member] = tally([row], consensus)
+        return counted
+
+    def kept(self) -> Kept:
+        """The entries, and the values their counts name."""
+        return Kept(self.entries, self._values.copy())
 
     def presence(self) -> Presence:
         end = BASE_SLOT + len(self.entries)

@@ -98,6 +98,11 @@ class Crawl:
         """A member's network, as its index in NETWORKS."""
         return self.pool[member].network
 
+    def row_of(self, member: int) -> bytes:
+        """A member's row in this crawl's file (export form)."""
+        node = self.pool[member]
+        return node.head + str(tip_height(self.timestamp) - node.lag).encode() + node.tail
+
     def body(self) -> bytes:
         """The whole file: a JSON array in the bitnodes export form."""
         tip = tip_height(self.timestamp)

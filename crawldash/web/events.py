@@ -4,6 +4,8 @@ A subscriber first receives the current snapshot and status, then each change. E
 has a bounded queue: a reader too slow to keep up is disconnected (its EventSource
 reconnects and is sent the current state again), so no reader makes the server buffer
 without bound. Clients that disconnect are dropped at once (the handler is cancelled).
+Every kind of event, and its data, is described in ``events_schema.py``: only those kinds
+are sent.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from aiohttp import web
 from ..live.state import State
 from ..models import SnapshotEvent
 from .errors import ApiError
+from .events_schema import EVENT_KINDS
 from .responses import headers_for
 
 QUEUE_SIZE = 16
@@ -39,8 +42,10 @@ class Broadcaster:
 
     def publish(self, event: str) -> None:
         """Called by the state on the event loop: ``snapshot`` or ``status``."""
-        self._last_id += 1
         data = self._data(event)
+        if data is None:  # nothing the stream describes: no event
+            return
+        self._last_id += 1
         frame = b"id: %d\nevent: %s\ndata: %s\n\n" % (self._last_id, event.encode(), data)
         self._latest[event] = frame
         for queue in list(self.subscribers):
@@ -51,12 +56,16 @@ class Broadcaster:
                 queue.get_nowait()
                 queue.put_nowait(None)
 
-    def _data(self, event: str) -> bytes:
+    def _data(self, event: str) -> bytes | None:
+        """The event's data, of the type EVENT_KINDS names for it; None for a kind it does
+        not name, or a snapshot event with no snapshot."""
+        if event == "status":
+            return _encoder.encode(self.state.status_at(int(time.time())))
         snapshot = self.state.snapshot
         if event == "snapshot" and snapshot is not None:
             body = SnapshotEvent(snapshot.timestamp, snapshot.total_nodes, snapshot.latest_height)
             return _encoder.encode(body)
-        return _encoder.encode(self.state.status_at(int(time.time())))
+        return None
 
     async def end_streams(self, _app: web.Application) -> None:
         """``on_shutdown``: end every stream now; each EventSource reconnects to the next
@@ -69,7 +78,7 @@ class Broadcaster:
         self.subscribers.clear()
 
     def current(self) -> list[bytes]:
-        return [self._latest[e] for e in ("snapshot", "status") if e in self._latest]
+        return [self._latest[e] for e in EVENT_KINDS if e in self._latest]
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
         """The handler: the stream's headers, then frames until the client goes away."""

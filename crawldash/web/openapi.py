@@ -14,16 +14,21 @@ from ..models import (
     BreakdownBody,
     ChangesBody,
     CheckBody,
+    CountsPoint,
     ErrorBody,
     HistoryPoint,
+    MatchPoint,
     NetworkPoint,
     Node,
     PresenceRun,
     StatusBody,
+    UniqueBody,
     V1NodeList,
     V1NodeStatus,
     V1SnapshotList,
 )
+from .events_schema import events_response
+from .history_schema import history_operations
 from .network_schema import network_operations
 from .presence_schema import presence_operations
 from .v1_schema import propagation_operations, v1_operations
@@ -111,7 +116,7 @@ def operations_beside_the_api() -> dict[str, Any]:
         "/api/events": _operation(
             "Server-Sent Events: the current snapshot and status, then each change, and a "
             "heartbeat comment every 15 s. The stream does not end; HEAD gives its headers.",
-            _text("event: snapshot or status; data: JSON.", "text/event-stream"),
+            events_response(),
             (503,),
             {"e503": "`too_many_subscribers`: --max-subscribers are connected; retry later."},
             operationId="streamEvents",
@@ -163,11 +168,14 @@ def build_openapi() -> dict[str, Any]:
         InvList,
         InvBody,
         LatencyBody,
+        CountsPoint,
+        MatchPoint,
+        UniqueBody,
     ]
     schemas, components = msgspec.json.schema_components(types, ref_template=REF)
     snapshot, status, point, network_point, check, _, breakdown, node, run, changes = schemas[:10]
-    v1_list, v1_status, v1_nodes, inv_list, inv, latency = schemas[10:]
-    history = {"type": "array", "items": {"anyOf": [point, network_point]}}
+    v1_list, v1_status, v1_nodes, inv_list, inv, latency = schemas[10:16]
+    counts_point, match_point, unique = schemas[16:]
     limit = {
         "name": "limit",
         "in": "query",
@@ -176,15 +184,6 @@ def build_openapi() -> dict[str, Any]:
         "returns every point. Anything but a whole number of at least 1 (or a repeated "
         "limit) is 400 invalid_limit.",
         "schema": {"type": "integer", "minimum": 1, "default": 144},
-    }
-    by = {
-        "name": "by",
-        "in": "query",
-        "required": False,
-        "description": "by=network adds to each point a networks object (ipv4, ipv6, onion, "
-        "i2p, cjdns; CJDNS is IPv6 in fc00::/8). Points counted before this existed stay "
-        "{timestamp, reachable}. Any other value, or a repeated by, is 400 invalid_by.",
-        "schema": {"type": "string", "enum": ["network"]},
     }
     address = {
         "name": "address",
@@ -214,11 +213,8 @@ def build_openapi() -> dict[str, Any]:
             _json(status, "The status; times in unix seconds, durations in seconds."),
             (),
         ),
-        "/api/history": _operation(
-            "One point per crawl, in ascending time order (br, gzip or identity).",
-            _json(history, "The most recent points, oldest first."),
-            (400, 406),
-            parameters=[limit, by],
+        **history_operations(
+            [point, network_point, counts_point, match_point], unique, limit, _json, _errors
         ),
         "/api/check": _operation(
             "Whether a peer is in the latest snapshot, and in how many of the crawls held.",

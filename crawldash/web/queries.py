@@ -15,9 +15,13 @@ from ..crawl.address import NETWORKS, AddressError, parse_address
 from ..crawl.breakdown import BY, SERVICE_NAMES
 from ..live.loading.breakdown_bodies import DEFAULT_ROWS, MAX_ROWS
 from ..live.loading.catalog import SORTS, NodeFilter
+from ..live.memory.trends import DEFAULT_TOP, MAX_TOP
 from .errors import ApiError
 
 DEFAULT_HISTORY_LIMIT = 144
+MAX_MATCH = 64  # characters of a history's match
+HISTORY_FORMATS = ("json", "csv")
+DEFAULT_WINDOW, MIN_WINDOW, MAX_WINDOW = 86_400, 60, 31_536_000  # /api/unique, seconds
 _WHOLE_NUMBER = re.compile(r"[0-9]+")
 _MAX_LIMIT_DIGITS = 18  # more digits than this is more crawls than any history holds
 _HUGE_LIMIT = 1_000_000_000_000_000_000
@@ -31,17 +35,52 @@ def parse_query(raw_query: str) -> dict[str, list[str]]:
     return values
 
 
+@dataclass(frozen=True)
+class HistoryQuery:
+    """What ``/api/history`` was asked for."""
+
+    limit: int
+    by: str | None  # network, or a key of the breakdowns; None: reachable counts alone
+    top: int  # values shown by a key of the breakdowns
+    match: str | None  # with by=user_agent: the text to count user agents holding
+    format: str  # json or csv
+
+
 @lru_cache(maxsize=1024)
-def history_query(raw_query: str, capacity: int) -> tuple[int, bool]:
-    """``limit`` and whether ``by=network`` was asked, from a raw query string."""
+def history_query(raw_query: str, capacity: int) -> HistoryQuery:
+    """``/api/history``'s parameters, from a raw query string."""
     query = parse_query(raw_query)
     limit = _limit(query, capacity)
     by = query.get("by", [])
-    if by not in ([], ["network"]):
+    if len(by) > 1 or (by and by[0] not in BY):
+        raise ApiError(400, "invalid_by", f"by must be given once, as one of {', '.join(BY)}")
+    top = bounded(query, "top", DEFAULT_TOP, MAX_TOP)
+    match = one_value(query, "match")
+    if match is not None and (by != ["user_agent"] or not 1 <= len(match) <= MAX_MATCH):
         raise ApiError(
-            400, "invalid_by", "by must be given once, as by=network (counts per network)"
+            400,
+            "invalid_match",
+            f"match must be given once, with by=user_agent, as 1 to {MAX_MATCH} characters",
         )
-    return limit, bool(by)
+    form = one_value(query, "format")
+    form = "json" if form is None else form
+    if form not in HISTORY_FORMATS:
+        raise ApiError(400, "invalid_format", f"format must be {' or '.join(HISTORY_FORMATS)}")
+    return HistoryQuery(limit, by[0] if by else None, top, match, form)
+
+
+@lru_cache(maxsize=1024)
+def unique_query(raw_query: str) -> int:
+    """``window`` of ``/api/unique``, in seconds."""
+    text = one_value(parse_query(raw_query), "window")
+    window = DEFAULT_WINDOW if text is None else whole_number(text)
+    if window is None or not MIN_WINDOW <= window <= MAX_WINDOW:
+        raise ApiError(
+            400,
+            "invalid_window",
+            f"window must be given once, as seconds from {MIN_WINDOW} to {MAX_WINDOW:,}",
+        )
+    return window
 
 
 def _limit(query: dict[str, list[str]], capacity: int) -> int:

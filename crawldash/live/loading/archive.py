@@ -57,7 +57,13 @@ def summaries(snapshot: Snapshot, modified: float) -> dict[str | None, dict[str,
     sorted, after the crawl's timestamp, node count and height."""
     head = (snapshot.timestamp, len(snapshot.nodes), snapshot.latest_height)
     nodes = snapshot.nodes.values()
-    coordinates = sorted({(node.latitude, node.longitude) for node in nodes})
+    coordinates = sorted(  # a node without them (a crawl-only row) has no place on a map
+        {
+            (latitude, longitude)
+            for node in nodes
+            if (latitude := node.latitude) is not None and (longitude := node.longitude) is not None
+        }
+    )
     agents = sorted({node.user_agent for node in nodes if node.user_agent is not None})
     return {
         "coordinates": compressed(

@@ -9,6 +9,7 @@ import time
 from collections import deque
 from itertools import islice, pairwise
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
@@ -16,6 +17,7 @@ from ...crawl.address import NETWORKS
 from ...crawl.files import FileVersion
 from ...models import Base, HistoryPoint, NetworkCounts, NetworkPoint
 from ..bodies import Representation, encoded, represent
+from .tallies import Values
 
 # Lengths whose answers are also compressed (once per change, when first asked for): a
 # day, a week and a month of 10-minute crawls, and all that is held. Others are sliced
@@ -34,6 +36,7 @@ class HistoryEntry(Base, frozen=True, array_like=True):
     mtime_ns: int = 0
     networks: tuple[int, ...] | None = None  # counts in NETWORKS order; None in old indexes
     height: int | None = None  # the crawl's consensus height; None in old indexes
+    counts: bytes | None = None  # its nodes by value (tallies.py); None in old indexes
 
     def __post_init__(self) -> None:
         """An entry of another shape (as another version might write) is refused: decoding
@@ -48,11 +51,20 @@ class HistoryEntry(Base, frozen=True, array_like=True):
 _encoder = msgspec.json.Encoder()
 
 
+class Kept(NamedTuple):
+    """What the history index holds: the entries, and the values their counts name."""
+
+    entries: list[HistoryEntry]
+    values: list[list[str]]  # per key of tallies.KEYS, its values in code order (or none)
+
+
 class History:
-    """One entry per crawl in ascending time order, at most ``capacity`` of them."""
+    """One entry per crawl in ascending time order, at most ``capacity`` of them, and the
+    table of values their counts name."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
+        self.values = Values()
         self._entries: deque[HistoryEntry] = deque(maxlen=capacity)
         self._by_timestamp: dict[int, HistoryEntry] = {}
         self._json: dict[int, tuple[bytes, bytes]] = {}  # each point, plain and by network
@@ -65,8 +77,27 @@ class History:
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def changed_at(self) -> float:
+        """When the history last changed (unix time): its answers' Last-Modified."""
+        return self._changed_at
+
+    def recent(self, limit: int) -> list[HistoryEntry]:
+        """The most recent ``limit`` entries, oldest first."""
+        return list(islice(self._entries, max(0, len(self._entries) - limit), None))
+
     def entries(self) -> list[HistoryEntry]:
         return list(self._entries)
+
+    def kept(self) -> Kept:
+        """What the index file is to hold, as of now."""
+        return Kept(list(self._entries), self.values.copy())
+
+    def restore(self, kept: Kept) -> None:
+        """The entries of an index file, into a history that holds none yet."""
+        self.values = Values(kept.values or None)
+        for entry in kept.entries:
+            self.record(entry)
 
     def get(self, timestamp: int) -> HistoryEntry | None:
         return self._by_timestamp.get(timestamp)
@@ -168,8 +199,9 @@ def _point_by_network(entry: HistoryEntry) -> HistoryPoint | NetworkPoint:
 
 
 # The history index's format. 1: a bare JSON array of entries (read, never written again);
-# 2: an object with the format, the data folder and the entries.
-HISTORY_FORMAT = 2
+# 2: an object with the format, the data folder and the entries (read, never written
+# again); 3: the same with the values that the entries' counts name.
+HISTORY_FORMAT = 3
 
 
 class Unusable(ValueError):
@@ -203,6 +235,7 @@ class Folder(Base, frozen=True):
 class _HistoryFile(Base, frozen=True):
     format: int
     folder: Folder | None
+    values: list[list[str]]
     entries: list[HistoryEntry]
 
 
@@ -211,29 +244,55 @@ class _Envelope(Base, frozen=True):
 
     format: int
     folder: msgspec.Raw = msgspec.Raw()
+    values: msgspec.Raw = msgspec.Raw()
     entries: msgspec.Raw = msgspec.Raw()
 
 
 _history_decoder = msgspec.json.Decoder(list[HistoryEntry] | _Envelope)
 _folder_decoder = msgspec.json.Decoder(Folder | None)
+_values_decoder = msgspec.json.Decoder(list[list[str]])
 _entries_decoder = msgspec.json.Decoder(list[HistoryEntry])
 
 
-def encode_history(entries: list[HistoryEntry], folder: Folder | None) -> bytes:
-    return _encoder.encode(_HistoryFile(HISTORY_FORMAT, folder, entries))
+def encode_history(entries: list[HistoryEntry] | Kept, folder: Folder | None) -> bytes:
+    """An index file's bytes: ``entries`` alone name no values (none may hold counts)."""
+    kept = entries if isinstance(entries, Kept) else Kept(entries, Values().copy())
+    return _encoder.encode(_HistoryFile(HISTORY_FORMAT, folder, kept.values, kept.entries))
 
 
 def decode_history(data: bytes) -> tuple[Folder | None, list[HistoryEntry]]:
     """The folder a history index was kept for (None in format 1) and its entries;
     Unusable if the bytes are not a history index of a format this version reads."""
+    folder, kept = decode_kept(data)
+    return folder, kept.entries
+
+
+def decode_kept(data: bytes) -> tuple[Folder | None, Kept]:
+    """The folder a history index was kept for (None in format 1), its entries and the
+    values their counts name (none before format 3); Unusable if the bytes are not a
+    history index of a format this version reads, or counts name values it does not hold."""
     try:
         decoded = _history_decoder.decode(data)
-        if isinstance(decoded, list):
-            return None, decoded  # format 1, as written before the format had a number
-        if decoded.format != HISTORY_FORMAT:
+        if isinstance(decoded, list):  # format 1, as written before the format had a number
+            folder, values, entries = None, None, decoded
+        elif decoded.format not in (2, HISTORY_FORMAT):
             raise Unusable(f"unknown format version {decoded.format}")
-        if not decoded.folder or not decoded.entries:
-            raise Unusable(f"format {HISTORY_FORMAT} without its folder or entries")
-        return _folder_decoder.decode(decoded.folder), _entries_decoder.decode(decoded.entries)
+        elif not decoded.folder or not decoded.entries:
+            raise Unusable(f"format {decoded.format} without its folder or entries")
+        elif decoded.format == HISTORY_FORMAT and not decoded.values:
+            raise Unusable(f"format {HISTORY_FORMAT} without its values")
+        else:
+            folder = _folder_decoder.decode(decoded.folder)
+            values = _values_decoder.decode(decoded.values) if decoded.values else None
+            entries = _entries_decoder.decode(decoded.entries)
+        table = Values(values)
+        for entry in entries:
+            if entry.counts is not None:
+                table.check(entry.counts)
+        return folder, Kept(entries, table.copy())
     except msgspec.DecodeError as exc:
         raise Unusable(str(exc)) from None
+    except Unusable:
+        raise
+    except ValueError as exc:  # values or counts that do not fit together
+        raise Unusable(f"counts by value unusable: {exc}") from None

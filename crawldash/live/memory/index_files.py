@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from ...crawl.files import write_atomically
-from .history import Folder, HistoryEntry, decode_history, encode_history
+from .history import Folder, HistoryEntry, Kept, decode_kept, encode_history
 from .index_paths import HISTORY_NAME, PRESENCE_NAME, adopt_orphan, index_path
 from .presence import Presence
 from .presence_codec import decode_presence
@@ -73,24 +73,30 @@ class HistoryStore:
         return cls(index_path(state_dir, data_dir, HISTORY_NAME), data_dir)
 
     def load(self) -> list[HistoryEntry]:
-        """The entries on disk; none if there is no index or it cannot be read (then it is
-        set aside and said). With no index of its own, a moved folder's is adopted first.
-        An index in format 1, or adopted, is written again at once with this folder."""
+        """The entries on disk (``load_kept``, without the values their counts name)."""
+        return self.load_kept().entries
+
+    def load_kept(self) -> Kept:
+        """The entries on disk and the values their counts name; none if there is no
+        index or it cannot be read (then it is set aside and said). With no index of its
+        own, a moved folder's is adopted first. An index in format 1, or adopted, is
+        written again at once with this folder."""
         if self.data_dir is not None and not self.path.exists():
             with contextlib.suppress(OSError):
                 adopt_orphan(self.path.parent, self.data_dir)
-        read = _read("history", self.path, decode_history)
+        read = _read("history", self.path, decode_kept)
         if read is None:
-            return []
-        folder, entries = read
+            return Kept([], [])
+        folder, kept = read
         current = self._current_folder()
         if current is not None and folder != current:
             with contextlib.suppress(OSError):  # if not now, at the next save
-                self.save(entries)
-        return entries
+                self.save(kept)
+        return kept
 
-    def save(self, entries: list[HistoryEntry]) -> None:
-        """Replace the index with ``entries``; OSError if it cannot be written."""
+    def save(self, entries: list[HistoryEntry] | Kept) -> None:
+        """Replace the index with ``entries`` (and the values their counts name, if
+        given); OSError if it cannot be written."""
         write_atomically(self.path, encode_history(entries, self._current_folder()))
 
     def _current_folder(self) -> Folder | None:

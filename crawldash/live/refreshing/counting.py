@@ -55,7 +55,12 @@ class Counting:
                 continue
             name, version = found
             entry = history.get(timestamp)
-            if entry is not None and entry.counted_from(version) and presence.has(timestamp):
+            if (
+                entry is not None
+                and entry.counted_from(version)
+                and entry.counts is not None  # else counted before counts were kept
+                and presence.has(timestamp)
+            ):
                 continue
             if not self.rejected.known(name, version):
                 pending.append(timestamp)
@@ -106,6 +111,9 @@ class Counting:
                 version.mtime_ns,
                 counted.networks,
                 counted.latest_height,
+                self.state.history.values.pack(
+                    {key: values.items() for key, values in counted.tallies.items()}
+                ),
             )
             async with lock if lock is not None else contextlib.nullcontext():
                 if not older.takes(timestamp) or len(older) == OLDER_AT_ONCE:

@@ -78,7 +78,7 @@ class Refresher:
         self.clock = clock
         self.rejected = Rejections(clock)
         self.store = store
-        self.saver = IndexSaver(store, state.history.entries, clock, INDEX_SAVE_EVERY)
+        self.saver = IndexSaver(store, state.history.kept, clock, INDEX_SAVE_EVERY)
         self.presence_store = presence_store
         encoded = lambda: encode_presence_in_slices(state.presence)  # noqa: E731  (restoring replaces it)
         self.presence_saver = IndexSaver(presence_store, encoded, clock, INDEX_SAVE_EVERY)
@@ -99,8 +99,8 @@ class Refresher:
         clock says it is in the future (a clock not yet synced at boot would erase history
         that no crawl file holds any more); that is said once. Runs in a worker thread,
         before anything else uses the state."""
-        entries = self.store.load()
-        ahead = [entry.timestamp for entry in entries if self._ahead(entry.timestamp)]
+        kept = self.store.load_kept()
+        ahead = [entry.timestamp for entry in kept.entries if self._ahead(entry.timestamp)]
         if ahead:
             log.warning(
                 "%d history points are named more than --max-clock-skew ahead of this "
@@ -108,8 +108,7 @@ class Refresher:
                 len(ahead),
                 max(ahead) - int(self.clock()),
             )
-        for entry in entries:
-            self.state.history.record(entry)
+        self.state.history.restore(kept)
         self.state.replace_presence(self.presence_store.load())
 
     def _changed(self) -> None:
@@ -254,6 +253,9 @@ class Refresher:
             version.mtime_ns,
             served.networks,
             served.latest_height,
+            self.state.history.values.pack(
+                {by: breakdown.counted for by, breakdown in served.breakdowns.items()}
+            ),
         )
         if await self.state.record_crawl(entry, served.nodes.addresses):
             self._changed()
