@@ -27,6 +27,7 @@ import re
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
@@ -44,6 +45,7 @@ HOUR_AFTER = 144  # 10-minute buckets: a day; older cells are merged into hours
 SIX_HOURS_AFTER = 1008  # a week; older cells are merged into six hours
 LATENCY_KEPT = 4320  # 30 days: the monthly view's reach; older cells are dropped
 BLOCK_HASH = re.compile(r"[0-9a-f]{64}")
+T = TypeVar("T")
 
 
 class Block(msgspec.Struct, frozen=True, array_like=True):
@@ -90,26 +92,23 @@ def bitnodes_member(member: str) -> str:
 
 def read_blocks(folder: Path) -> BlocksFile | None:
     """The kept blocks; None when there is no file. ValueError for a broken one."""
-    try:
-        data = (folder / BLOCKS_FILE).read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return msgspec.msgpack.decode(data, type=BlocksFile)
-    except msgspec.DecodeError as exc:
-        raise ValueError(f"{folder / BLOCKS_FILE}: {exc}") from None
+    return _read(folder / BLOCKS_FILE, BlocksFile)
 
 
 def read_latency(folder: Path) -> LatencyFile | None:
     """The kept latency; None when there is no file. ValueError for a broken one."""
+    return _read(folder / LATENCY_FILE, LatencyFile)
+
+
+def _read(path: Path, kind: type[T]) -> T | None:
     try:
-        data = (folder / LATENCY_FILE).read_bytes()
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
     try:
-        return msgspec.msgpack.decode(data, type=LatencyFile)
+        return msgspec.msgpack.decode(data, type=kind)
     except msgspec.DecodeError as exc:
-        raise ValueError(f"{folder / LATENCY_FILE}: {exc}") from None
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def write_blocks(folder: Path, kept: BlocksFile) -> None:
