@@ -10,15 +10,14 @@ it too.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import msgspec
 from pyroaring import FrozenBitMap
 
+from bench.load import loaded_in_a_fresh_process
 from bench.report import measure_line
 from bench.rows import Measure, Section, Shape, Unit
 from crawldash.live.memory.presence import SLICE, Presence
@@ -92,15 +91,7 @@ def load(path: str) -> None:
 def main(crawls: int = 8640, nodes: int = 15_000) -> list[Measure]:
     presence, updates, saves, per_crawl = asyncio.run(build(crawls, nodes))
     data = encode_presence(presence)
-    with tempfile.NamedTemporaryFile(suffix=".msgpack") as file:
-        file.write(data)
-        file.flush()
-        out = subprocess.run(
-            [sys.executable, "-m", "bench.presence", "--load", file.name],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split()
+    out = loaded_in_a_fresh_process("bench.presence", data, ".msgpack")
     seconds, added, held = float(out[0]), float(out[1]), int(out[2])
     updates.sort()
     saves.sort()

@@ -11,15 +11,14 @@ start does.
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 import msgspec
 
+from bench.load import loaded_in_a_fresh_process
 from bench.presence import rss_mib
 from bench.report import measure_line
 from bench.rows import Measure, Section, Shape, Unit
@@ -88,15 +87,7 @@ def main(crawls: int = 8640, nodes: int = 15_000) -> list[Measure]:
     history = build(crawls, nodes)
     data = encode_history(history.kept(), None)
     counts = sum(len(e.counts or b"") for e in history.entries())
-    with tempfile.NamedTemporaryFile(suffix=".json") as file:
-        file.write(data)
-        file.flush()
-        out = subprocess.run(
-            [sys.executable, "-m", "bench.trends", "--load", file.name],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split()
+    out = loaded_in_a_fresh_process("bench.trends", data, ".json")
     seconds, added, held = float(out[0]), float(out[1]), int(out[2])
     by_country, matched = float(out[3]), float(out[4])
     label = f"history by value, {held:,} crawls of {nodes:,} nodes"

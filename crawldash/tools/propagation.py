@@ -143,9 +143,9 @@ class Collector:
         kept = self._latency
         nodes = dict(kept.nodes) if kept else {}
         expires = dict(kept.expires) if kept else {}
-        changed = kept is None or kept.as_of != bucket
+        new_bucket = changed = kept is None or kept.as_of != bucket
         looked = with_look(kept.looked if kept else b"", bucket)
-        if kept is not None and kept.as_of != bucket:
+        if kept is not None and new_bucket:
             nodes = {a: pack(compacted(p, bucket)) for a, p in nodes.items()}
             nodes = {a: p for a, p in nodes.items() if p}
             expires = {a: e for a, e in expires.items() if e > now_ms}
@@ -174,7 +174,6 @@ class Collector:
             updated = packed + array("i", (bucket, count, total)).tobytes()
             if updated != nodes.get(address):
                 nodes[address], changed = updated, True
-        new_bucket = kept is None or kept.as_of != bucket
         if changed:
             self._latency = LatencyFile(bucket, nodes, expires, looked)
             self._latency_unwritten = True
