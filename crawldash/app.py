@@ -1,51 +1,34 @@
-"""The application factory: it builds the state, the loader process, the refresher, the
-watcher and the bound handlers; ``cleanup_ctx`` only starts and stops them."""
+"""The application factory: it builds each network's state, refresher, watcher and bound
+handlers (``served_network.py``), what they share, and the routes; ``cleanup_ctx`` only
+starts and stops them."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 
-import msgspec
 from aiohttp import web
 
-from .crawl.decode import Rules
-from .live.bodies import represent
-from .live.loading.archive import Archive, ArchivedSnapshot, load_archived
 from .live.loading.client import LoaderClient
 from .live.loading.counters import Counters
-from .live.memory.index_files import HistoryStore, PresenceStore
 from .live.memory.propagation import Propagation
-from .live.refreshing.refresher import Refresher
-from .live.refreshing.watcher import Watcher
-from .live.state import State
 from .ops.access_log import AccessLines, request_logger
-from .ops.health import Health
-from .ops.metrics import Metrics, RequestStats
-from .routes import add_routes, route_table
+from .ops.metrics import Metrics, RequestSeries, RequestStats
+from .routes import Handler, add_routes, service_routes
+from .served_network import ServedNetwork, Shared, build_network
 from .settings import Settings
-from .web.api import Api
 from .web.cors import Cors
 from .web.dashboard import Dashboard
-from .web.events import Broadcaster
-from .web.network import Network
-from .web.openapi import build_openapi
-from .web.presence import Presences
-from .web.v1 import V1
-from .web.v1_propagation import V1Propagation
+from .web.links import Links
+from .web.networks import Networks
 
 log = logging.getLogger(__name__)
 
-STATE = web.AppKey("state", State)
-REFRESHER = web.AppKey("refresher", Refresher)
-WATCHER = web.AppKey("watcher", Watcher)
+NETWORKS = web.AppKey("networks", list[ServedNetwork])
 LOADER = web.AppKey("loader", LoaderClient)
-EVENTS = web.AppKey("events", Broadcaster)
-PROPAGATION = web.AppKey("propagation", Propagation)
+COUNTERS = web.AppKey("counters", Counters)
 
 # Limits of the HTTP layer (aiohttp answers past them with a plain-text 400).
 MAX_LINE_SIZE = 8190  # the request line, URL included
@@ -60,7 +43,8 @@ STATUS_POLL_SECONDS = 0.5  # the status file is looked at this often, apart from
 def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Application:
     """The whole service for ``settings``; nothing is read or started until it runs but
     ``loader``, if given (the command line starts it first: ``live/head_start.py``)."""
-    requests = RequestStats()
+    folders = settings.folders
+    requests = RequestStats(folders[0].name)
     access_lines = AccessLines() if settings.access_log else None
     app = web.Application(
         handler_args={
@@ -73,104 +57,57 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
             "access_log_class": request_logger(requests, access_lines),
         },
     )
-    state = State(
-        history_size=settings.history_size,
-        stale_after=settings.stale_after,
-        stuck_after=settings.stuck_after,
-    )
     loader = loader or LoaderClient(timeout=settings.load_timeout)
-    state_dir, data_dir = settings.resolved_state_dir, settings.data_dir
-    rules = Rules.of(settings)
-    refresher = Refresher(
-        state,
-        HistoryStore.for_data_dir(state_dir, data_dir),
-        PresenceStore.for_data_dir(state_dir, data_dir),
-        loader,
-        data_dir=settings.data_dir,
-        rules=rules,
-        status_file=settings.status_file,
-        counters=Counters(),
-        max_clock_skew=settings.max_clock_skew,
-    )
-    watcher = Watcher(
-        refresher,
-        settings.data_dir,
-        debounce_ms=settings.debounce_ms,
-        force_polling=settings.force_polling,
-    )
-    metrics = Metrics(
-        state,
-        refresher.rejected,
-        watcher,
-        (refresher.saver, refresher.presence_saver),
-        requests,
-        breakdowns=settings.metrics_breakdowns,
-    )
-    refresher.observers.append(metrics.refresh.observe)
-    events = Broadcaster(
-        state, max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
-    )
-    openapi = represent(msgspec.json.encode(build_openapi()), time.time())
-    api = Api(state, openapi, settings.cache_max_age)
+    shared = Shared(loader, Counters(), Links(settings.public_url), settings.public_url)
+    propagation_dirs = dict(settings.network_propagation_dirs)
+    if settings.propagation_dir is not None:
+        propagation_dirs.setdefault(folders[0].name, settings.propagation_dir)
+    networks = [
+        build_network(settings, folder, shared, propagation_dirs.get(folder.name))
+        for folder in folders
+    ]
     cors = Cors(settings.cors_origins) if settings.cors_origins else None
-    health = Health(state, watcher, (refresher.saver, refresher.presence_saver))
-    network = Network(state, api.until_next_crawl)
-    presences = Presences(state)
+    listing = Networks([(network.name, network.state) for network in networks])
+    dashboard = Dashboard()
 
-    async def load_older(path: Path, timestamp: int) -> ArchivedSnapshot:
-        return await loader.run(load_archived, path, timestamp, rules)
+    def metrics(names: frozenset[str] | None) -> Metrics:
+        watched = [n.watched for n in networks if names is None or n.name in names]
+        return Metrics(watched, RequestSeries(requests, names), settings.metrics_breakdowns)
 
-    v1 = V1(state, Archive(data_dir, load_older), api.until_next_crawl)
-    propagation = Propagation(settings.propagation_dir)
-    app[PROPAGATION] = propagation
-    table = route_table(
-        api,
-        network,
-        presences,
-        v1,
-        V1Propagation(propagation),
-        events,
-        Dashboard(),
-        health,
-        metrics,
-    )
-    requests.label_routes(add_routes(app, table, cors))
+    def table(network: ServedNetwork, names: frozenset[str] | None) -> dict[str, Handler]:
+        shown = metrics(names).handle
+        return {
+            **network.handlers,
+            **service_routes(dashboard.index, dashboard.static, listing.listing, shown),
+        }
+
+    tables = [("", table(networks[0], None))]
+    tables += [(n.prefix, table(n, frozenset({n.name}))) for n in networks]
+    requests.label_routes(add_routes(app, tables, listing.unknown, cors))
     if cors is not None:
         app.on_response_prepare.append(cors.add_headers)
-    app[STATE], app[REFRESHER], app[WATCHER], app[LOADER], app[EVENTS] = (
-        state,
-        refresher,
-        watcher,
-        loader,
-        events,
-    )
+    for network in networks:
+        network.refresher.observers.append(network.watched.refreshes.observe)
+        app.on_shutdown.append(network.events.end_streams)  # so that the server stops at once
+    app[NETWORKS], app[LOADER], app[COUNTERS] = networks, loader, shared.counters
     app.cleanup_ctx.append(keep_fresh)
     if access_lines is not None:
         app.on_cleanup.append(lambda _: _flushed(access_lines))
-    app.on_shutdown.append(events.end_streams)  # so that the server stops at once
     return app
 
 
 async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
-    """Load what is on disk, then keep it fresh in the background until shutdown."""
-    refresher, watcher, loader = app[REFRESHER], app[WATCHER], app[LOADER]
-    await asyncio.to_thread(refresher.restore_history)
-    if refresher.data_dir.is_dir():  # if not, the watcher says so and waits for it
-        try:
-            # Older crawls are counted after the server listens, but for a few small ones.
-            await refresher.refresh(count_bytes=STARTUP_COUNT_BYTES)
-        except OSError as exc:
-            log.error("cannot read the data folder %s: %s", refresher.data_dir, exc)
+    """Load what is on disk, then keep every network fresh in the background until
+    shutdown. The first network's newest crawl is loaded first: it may have a head start."""
+    networks, loader = app[NETWORKS], app[LOADER]
+    await asyncio.gather(*(asyncio.to_thread(n.refresher.restore_history) for n in networks))
+    for network in networks:
+        await _first_refresh(network)
     loader.start()
     stop = asyncio.Event()
-    await _look_at_propagation(app[PROPAGATION])
-    tasks = [
-        asyncio.create_task(_keep_propagation(app[PROPAGATION]), name="crawldash-propagation"),
-        asyncio.create_task(watcher.run(stop), name="crawldash-watcher"),
-        asyncio.create_task(_later(refresher.keep_counting), name="crawldash-counting"),
-        asyncio.create_task(_later(loader.warm_up), name="crawldash-loader-start"),
-        asyncio.create_task(_every(STATUS_POLL_SECONDS, refresher.poll_status), name="status"),
-    ]
+    tasks = [asyncio.create_task(_later(loader.warm_up), name="crawldash-loader-start")]
+    for network in networks:
+        tasks += await _keep_network_fresh(network, stop)
     yield
     stop.set()
     for task in tasks:
@@ -178,11 +115,38 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
-    if refresher.counters is not None:
-        refresher.counters.stop()
-    await refresher.saver.close()
-    await refresher.presence_saver.close()
+    app[COUNTERS].stop()
+    for network in networks:
+        await network.refresher.saver.close()
+        await network.refresher.presence_saver.close()
     await loader.close()
+
+
+async def _first_refresh(network: ServedNetwork) -> None:
+    refresher = network.refresher
+    if refresher.data_dir.is_dir():  # if not, the watcher says so and waits for it
+        try:
+            # Older crawls are counted after the server listens, but for a few small ones.
+            await refresher.refresh(count_bytes=STARTUP_COUNT_BYTES)
+        except OSError as exc:
+            log.error("cannot read the data folder %s: %s", refresher.data_dir, exc)
+
+
+async def _keep_network_fresh(
+    network: ServedNetwork, stop: asyncio.Event
+) -> list[asyncio.Task[None]]:
+    """The tasks that keep one network fresh: its watcher, its counting of older crawls,
+    its status file's poll and its propagation files' look."""
+    refresher, name = network.refresher, network.name
+    await _look_at_propagation(network.propagation)
+    return [
+        asyncio.create_task(_keep_propagation(network.propagation), name=f"{name}-propagation"),
+        asyncio.create_task(network.watcher.run(stop), name=f"{name}-watcher"),
+        asyncio.create_task(_later(refresher.keep_counting), name=f"{name}-counting"),
+        asyncio.create_task(
+            _every(STATUS_POLL_SECONDS, refresher.poll_status), name=f"{name}-status"
+        ),
+    ]
 
 
 async def _flushed(lines: AccessLines) -> None:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 from . import __version__
+from .bridge_settings import BridgeSettings
 from .live.loading.client import LoaderClient
 from .ops.logs import configure_logging
 from .ops.startup import (
@@ -27,11 +28,12 @@ from .ops.startup import (
     raise_open_file_limit,
 )
 from .ops.workers import run_workers
-from .options import markdown_table, options_of
+from .options import Option, markdown_table, options_of
 from .settings import (
+    DEFAULT_NETWORK,
     SERVER_ONLY,
-    BridgeSettings,
     DemoSettings,
+    NetworkFolder,
     Settings,
     StartupError,
 )
@@ -117,12 +119,20 @@ def settings_from(settings_type: type[S], given: argparse.Namespace, skip: Seque
             continue
         if name in given:
             value = given.__dict__[name]
-            values[name] = described.parse(",".join(value)) if described.kind == "list" else value
+            values[name] = _joined(described, value) if described.kind == "list" else value
         elif described.env and described.env in os.environ:
             values[name] = _from_environment(described.env, described.parse)
         elif described.required:
             raise UsageError(f"{described.flag} is required (or set {described.env})")
     return settings_type(**values)
+
+
+def _joined(described: Option, given: list[str]) -> Any:
+    """A repeatable option's values, parsed as one comma-separated list."""
+    try:
+        return described.parse(",".join(given))
+    except ValueError as exc:
+        raise UsageError(f"{described.flag}: {exc}") from None
 
 
 def _from_environment(variable: str, parse: Callable[[str], Any]) -> Any:
@@ -159,9 +169,22 @@ def _run(args: argparse.Namespace) -> int:
         configure_logging(settings.log_level)
         return run_demo(demo, settings)
     settings = settings_from(Settings, args)
+    _check_networks(settings, args)
     configure_logging(settings.log_level)
     serve(settings)
     return 0
+
+
+def _check_networks(settings: Settings, given: argparse.Namespace) -> None:
+    """One way to name the folders served, and no option naming a network not served."""
+    if settings.networks and ("data_dir" in given or "CRAWLDASH_DATA_DIR" in os.environ):
+        raise UsageError(
+            "give the folders served with --data-dir (one network) or --network NAME=DIR, not both"
+        )
+    try:
+        _ = settings.folders
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run_demo(demo: DemoSettings, settings: Settings) -> int:
@@ -227,10 +250,12 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
     open_files = raise_open_file_limit()
     connections = settings.max_connections or default_max_connections(open_files)
 
+    folders = settings.folders
+
     def listening() -> None:  # said once the socket listens, not before
         log.info(
             "serving %s on http://%s:%d open_files=%d max_connections=%d",
-            settings.data_dir,
+            _described(folders),
             settings.host,
             settings.port,
             open_files,
@@ -240,7 +265,8 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
     from .crawl.decode import Rules
     from .live.loading.head_start import start_newest_load
 
-    start_newest_load(loader, settings.data_dir, Rules.of(settings), settings.max_clock_skew)
+    first = folders[0].data_dir
+    start_newest_load(loader, first, Rules.of(settings), settings.max_clock_skew)
     from .app import create_app
     from .web import server
 
@@ -255,3 +281,10 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
         )
     finally:
         loader.stop()  # already stopped if the app ran; not if it never started
+
+
+def _described(folders: Sequence[NetworkFolder]) -> str:
+    """The folder served, or each network's as NAME=DIR."""
+    if len(folders) == 1 and folders[0].name == DEFAULT_NETWORK:
+        return str(folders[0].data_dir)
+    return " ".join(f"{folder.name}={folder.data_dir}" for folder in folders)

@@ -259,3 +259,19 @@ class V1NodeList(Base, frozen=True):
     next: str | None
     previous: str | None
     results: list[V1NodeItem]
+
+
+class NetworkRow(Base, frozen=True):
+    """A network served, as ``/api/networks`` lists it."""
+
+    name: str
+    path: str  # relative to the service's root, as the page links to it
+    snapshot_timestamp: int | None
+    snapshot_age: int | None
+    nodes: int | None
+    stale: bool
+    stuck: bool
+
+
+class NetworksBody(Base, frozen=True):
+    networks: list[NetworkRow]

@@ -3,6 +3,8 @@ settings table in ``settings.py``."""
 
 from __future__ import annotations
 
+import re
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
@@ -115,6 +117,43 @@ def file_in_a_folder(text: str) -> Path:
     if path.is_dir():
         raise ValueError(f"{path} is a folder; name the file to write in it")
     return path
+
+
+NETWORK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+
+
+def named_paths(text: str) -> tuple[tuple[str, Path], ...]:
+    """Comma-separated ``NAME=PATH`` pairs: a network's name (lower-case letters, digits,
+    ``-`` and ``_``, at most 32) and a path."""
+    pairs = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, equals, path = item.partition("=")
+        name = name.strip()
+        if not equals or not path.strip():
+            raise ValueError(f"{item!r} is not NAME=PATH")
+        if not NETWORK_NAME.fullmatch(name):
+            raise ValueError(
+                f"{name!r} is not a network name (a-z, 0-9, - and _, at most 32, "
+                "starting with a letter or digit)"
+            )
+        pairs.append((name, Path(path.strip())))
+    names = [name for name, _ in pairs]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"the network {name!r} is named twice")
+    return tuple(pairs)
+
+
+def public_url(text: str) -> str:
+    """An absolute http(s) URL with no query or fragment; kept without a trailing slash."""
+    parsed = urllib.parse.urlsplit(text.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(f"{text!r} is not an http:// or https:// URL")
+    if parsed.query or parsed.fragment:
+        raise ValueError(f"{text!r} has a query or fragment; give the base URL only")
+    return urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, parsed.path, "", "")).rstrip("/")
 
 
 def origins(text: str) -> tuple[str, ...]:

@@ -1,16 +1,17 @@
-"""Every route of the application, and the answers for paths and methods it does not have."""
+"""Every route of the application, and the answers for paths and methods it does not have.
+
+Each network's routes are served under ``/n/NAME``; the first network's also without it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import web
 
 from .ops.health import Health
-from .ops.metrics import Metrics
 from .web.api import Api
 from .web.cors import Cors
-from .web.dashboard import Dashboard
 from .web.errors import not_allowed, not_found
 from .web.events import Broadcaster
 from .web.network import Network
@@ -19,6 +20,7 @@ from .web.v1 import V1
 from .web.v1_propagation import NOT_SERVED, V1Propagation, not_served
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Table = dict[str, Handler]  # path -> the bound handler that answers GET and HEAD there
 
 
 def route_table(
@@ -28,11 +30,9 @@ def route_table(
     v1: V1,
     propagation: V1Propagation,
     events: Broadcaster,
-    dashboard: Dashboard,
     health: Health,
-    metrics: Metrics,
-) -> dict[str, Handler]:
-    """Path -> the bound handler that answers GET and HEAD there."""
+) -> Table:
+    """A network's own routes (those of the whole service are added by ``service_routes``)."""
     return {
         "/api/snapshot": api.snapshot,
         "/api/status": api.status,
@@ -53,24 +53,46 @@ def route_table(
         "/api/v1/inv/{inv_hash}/": propagation.inv,
         "/api/openapi.json": api.openapi,
         "/api/events": events.stream,
-        "/": dashboard.index,
-        "/static/{name:.+}": dashboard.static,
-        "/metrics": metrics.handle,
         "/healthz": health.healthz,
         "/readyz": health.readyz,
     }
 
 
-def add_routes(app: web.Application, table: dict[str, Handler], cors: Cors | None) -> list[str]:
-    """Add every route, and the catch-alls for other methods and paths; returns the paths."""
-    for path, handler in table.items():
-        resource = app.router.add_resource(path)
-        resource.add_route("GET", handler)
-        resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
-        if cors is not None:
-            resource.add_route("OPTIONS", cors.preflight)
-        resource.add_route("*", not_allowed)
+def service_routes(index: Handler, static: Handler, networks: Handler, metrics: Handler) -> Table:
+    """The routes every network has the same way but for its metrics: the page, its files
+    and the list of networks."""
+    return {
+        "/": index,
+        "/static/{name:.+}": static,
+        "/api/networks": networks,
+        "/metrics": metrics,
+    }
+
+
+def add_routes(
+    app: web.Application,
+    tables: Sequence[tuple[str, Table]],
+    unknown_network: Handler,
+    cors: Cors | None,
+) -> list[str]:
+    """Every route of every (prefix, table), then the catch-alls: ``/n/NAME`` of a path no
+    route has, other methods, other paths. Returns the paths."""
+    paths = []
+    for prefix, table in tables:
+        for path, handler in table.items():
+            _add(app, prefix + path, handler, cors)
+            paths.append(prefix + path)
+    app.router.add_route("*", r"/n/{network:[^/]*}{tail:(/[\s\S]*)?}", unknown_network)
     # Any other path, newlines and all. (aiohttp answers a request whose target is not a
     # path, CONNECT's host:port or *, and unknown methods itself, in plain text.)
     app.router.add_route("*", r"/{tail:[\s\S]*}", not_found)
-    return list(table)
+    return paths
+
+
+def _add(app: web.Application, path: str, handler: Handler, cors: Cors | None) -> None:
+    resource = app.router.add_resource(path)
+    resource.add_route("GET", handler)
+    resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
+    if cors is not None:
+        resource.add_route("OPTIONS", cors.preflight)
+    resource.add_route("*", not_allowed)

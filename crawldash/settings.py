@@ -12,11 +12,12 @@ from pathlib import Path
 
 from .options import (
     byte_size,
-    file_in_a_folder,
     log_level,
+    named_paths,
     on_off,
     option,
     origins,
+    public_url,
     seconds,
     whole_number,
 )
@@ -37,7 +38,30 @@ class Settings:
     """What a running crawldash is built from: ``serve``'s options (``demo`` takes them
     all but the two folders) and a few knobs for tests that have no option."""
 
-    data_dir: Path = option(Path("data"), "the crawler's output folder", Path, shown="./data")
+    data_dir: Path = option(
+        Path("data"),
+        "the crawler's output folder: one network, named `main` (or give --network)",
+        Path,
+        shown="./data",
+    )
+    networks: tuple[tuple[str, Path], ...] = option(
+        (),
+        "a network and its crawler's output folder, as NAME=DIR; repeatable or "
+        "comma-separated; each is served under `/n/NAME/`, the first also at `/`",
+        named_paths,
+        shown="none: `--data-dir` as `main`",
+        kind="list",
+        flag="--network",
+    )
+    network_status_files: tuple[tuple[str, Path], ...] = option(
+        (),
+        "a network's live status file, as NAME=FILE; repeatable or comma-separated "
+        "(`--status-file` is the first network's)",
+        named_paths,
+        shown="none",
+        kind="list",
+        flag="--network-status-file",
+    )
     status_file: Path | None = option(
         None,
         "the crawler's live status (JSON); put it where no crawler tool globs `*.json`, "
@@ -141,11 +165,27 @@ class Settings:
     workers: int = option(
         1, "server processes sharing the port (see docs/operating.md)", whole_number(1, 64)
     )
+    public_url: str | None = option(
+        None,
+        "the URL clients reach crawldash at, behind a proxy and at any path (for example "
+        "`https://example.org/crawldash`); every absolute link the API gives starts with it",
+        public_url,
+        shown="the request's own scheme and host",
+    )
     propagation_dir: Path | None = option(
         None,
         "the folder the bitnodes bridge keeps block propagation and node latency in; "
         "without it `/api/v1/inv/` is empty and latency is 404",
         Path,
+    )
+    network_propagation_dirs: tuple[tuple[str, Path], ...] = option(
+        (),
+        "a network's propagation folder, as NAME=DIR; repeatable or comma-separated "
+        "(`--propagation-dir` is the first network's)",
+        named_paths,
+        shown="none",
+        kind="list",
+        flag="--network-propagation-dir",
     )
     heartbeat: float = 15.0  # seconds between event-stream heartbeats
     debounce_ms: int = 300  # the watcher's batching of changes
@@ -155,8 +195,45 @@ class Settings:
     def resolved_state_dir(self) -> Path:
         return self.state_dir if self.state_dir is not None else default_state_dir()
 
+    @property
+    def folders(self) -> tuple[NetworkFolder, ...]:
+        """The networks served, the first also at ``/``: ``--network``'s, else the one
+        ``--data-dir`` names ``main``. Raises ValueError for a status file of no network."""
+        named = self.networks or ((DEFAULT_NETWORK, self.data_dir),)
+        status_files = dict(self.network_status_files)
+        served = {name for name, _ in named}
+        for flag, given in (
+            ("--network-status-file", self.network_status_files),
+            ("--network-propagation-dir", self.network_propagation_dirs),
+        ):
+            unknown = sorted({name for name, _ in given} - served)
+            if unknown:
+                raise ValueError(f"{flag} names no network served: {', '.join(unknown)}")
+        first = named[0][0]
+        if self.status_file is not None:
+            status_files.setdefault(first, self.status_file)
+        return tuple(NetworkFolder(name, path, status_files.get(name)) for name, path in named)
 
-SERVER_ONLY = ("data_dir", "state_dir")  # the serve options that demo does not take
+
+DEFAULT_NETWORK = "main"  # the name of the one network --data-dir serves
+
+
+@dataclass(frozen=True)
+class NetworkFolder:
+    """One network served: its name in ``/n/NAME/``, its crawler's folder and status file."""
+
+    name: str
+    data_dir: Path
+    status_file: Path | None = None
+
+
+SERVER_ONLY = (  # the serve options that demo does not take
+    "data_dir",
+    "state_dir",
+    "networks",
+    "network_status_files",
+    "network_propagation_dirs",
+)  # the serve options that demo does not take
 
 
 @dataclass(frozen=True)
@@ -183,67 +260,3 @@ class DemoSettings:
     no_serve: bool = option(
         False, "write the folder and exit", kind="switch", shown="off", env=None
     )
-
-
-@dataclass(frozen=True)
-class BridgeSettings:
-    """``crawldash bitnodes-status``: bitnodes' crawler status from Redis to status.json."""
-
-    redis: str = option(
-        "redis://localhost:6379/0",
-        "bitnodes' Redis, as a URL; bitnodes' own `REDIS_SOCKET` and `REDIS_PASSWORD` "
-        "variables are honoured as bitnodes reads them",
-        env="CRAWLDASH_REDIS_URL",
-    )
-    redis_password_file: Path | None = option(
-        None, "a file holding Redis' password (wins over any other)", Path
-    )
-    out: Path | None = option(
-        None,
-        "the status file to write, in an existing folder where no crawler tool globs "
-        "`*.json` (crawldash serve reads it with --status-file)",
-        file_in_a_folder,
-        shown="required",
-        env="CRAWLDASH_STATUS_OUT",
-        required=True,
-    )
-    interval: float = option(
-        10.0,
-        "seconds between reads",
-        seconds(0.1, 86400),
-        shown="`10`",
-        env="CRAWLDASH_BRIDGE_INTERVAL",
-    )
-    propagation_dir: Path | None = option(
-        None,
-        "where block propagation and node latency read from Redis are kept (made if "
-        "missing); use a folder that survives reboots, outside bitnodes' folders",
-        Path,
-        shown="`propagation/` beside `--out`",
-    )
-    propagation_interval: float = option(
-        60.0,
-        "seconds between reads of `binv:*`, `rtt:*` and `opendata`",
-        seconds(0.1, 86400),
-        shown="`60`",
-    )
-    keep_days: int = option(
-        60,
-        "days a block's propagation is kept (node latency: at most the 30 days it shows)",
-        whole_number(1, 3650),
-        env="CRAWLDASH_PROPAGATION_KEEP_DAYS",
-    )
-    max_blocks: int = option(
-        20_000,
-        "blocks kept at most, the newest",
-        whole_number(1, 1_000_000),
-        env="CRAWLDASH_PROPAGATION_MAX_BLOCKS",
-    )
-    log_level: str = option("info", "`debug`, `info`, `warning` or `error`", log_level)
-
-    @property
-    def resolved_propagation_dir(self) -> Path:
-        if self.propagation_dir is not None:
-            return self.propagation_dir
-        assert self.out is not None  # required
-        return self.out.parent / "propagation"

@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from crawldash.app import WATCHER, create_app
+from crawldash.app import NETWORKS, create_app
 from crawldash.settings import Settings
 
 Client = TestClient[web.Request, web.Application]
@@ -79,6 +79,6 @@ async def watching(client: Client) -> None:
     """Wait until the app's watcher sees changes, so that a test's writes are not missed."""
 
     async def ready() -> bool:
-        return bool(client.app[WATCHER].watching)
+        return bool(client.app[NETWORKS][0].watcher.watching)
 
     await eventually(ready)

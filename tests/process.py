@@ -36,9 +36,14 @@ def wait_until(check: Callable[[], object], within: float = 10.0) -> None:
 
 
 def watching(base: str) -> bool:
-    """True once the server at ``base`` sees changes to its data folder as they happen."""
+    """True once the server at ``base`` sees changes to each data folder as they happen."""
     with urllib.request.urlopen(f"{base}/metrics", timeout=5) as response:
-        return b"\ncrawldash_watcher_watching 1.0\n" in response.read()
+        lines = [
+            line
+            for line in response.read().splitlines()
+            if line.startswith(b"crawldash_watcher_watching{")
+        ]
+        return bool(lines) and all(line.endswith(b" 1.0") for line in lines)
 
 
 def free_port() -> int:
@@ -49,7 +54,7 @@ def free_port() -> int:
 
 @contextmanager
 def serving(
-    data_dir: Path,
+    data_dir: Path | None,
     state_dir: Path,
     *options: str,
     logs: list[str] | None = None,
@@ -57,9 +62,10 @@ def serving(
     python: str = sys.executable,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
-    """Run ``python -m crawldash serve`` (behind ``prefix``: setpriv, prlimit) until it
-    answers; yield its base URL; stop it with SIGINT and check that it exited cleanly.
-    Its standard error goes into ``logs``."""
+    """Run ``python -m crawldash serve`` (behind ``prefix``: setpriv, prlimit; without
+    ``--data-dir`` if ``data_dir`` is None, for ``--network`` options) until it answers;
+    yield its base URL; stop it with SIGINT and check that it exited cleanly. Its standard
+    error goes into ``logs``."""
     port = free_port()
     command = [
         *prefix,
@@ -67,8 +73,7 @@ def serving(
         "-m",
         "crawldash",
         "serve",
-        "--data-dir",
-        str(data_dir),
+        *(("--data-dir", str(data_dir)) if data_dir is not None else ()),
         "--state-dir",
         str(state_dir),
         "--port",

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from crawldash.app import REFRESHER, create_app
+from crawldash.app import NETWORKS, create_app
 from crawldash.settings import Settings
 
 from .conftest import Client
 from .factories import export_body, rows, write_snapshot
 
-EVERY_PATH = [  # every route's path, but the catch-all for unknown paths
+EVERY_PATH = [  # every route's path, but the catch-alls, and as the first network serves it
     resource.canonical
     for resource in create_app(Settings(data_dir=Path("unused"))).router.resources()
-    if resource.canonical != "/{tail}"
+    if resource.canonical != "/{tail}" and not resource.canonical.startswith("/n/")
 ]
 ERROR_PATHS = [
     ("GET", "/api/snapshot", 503, "no_snapshot"),
@@ -30,6 +30,10 @@ ERROR_PATHS = [
     ("GET", "/api/history?limit=x", 400, "invalid_limit"),
     ("GET", "/readyz", 503, "no_snapshot"),
     ("GET", "/static/nope.js", 404, "not_found"),
+    ("GET", "/n/nowhere/api/status", 404, "network_not_found"),
+    ("GET", "/n/nowhere", 404, "network_not_found"),
+    ("GET", "/n/main/nowhere", 404, "not_found"),
+    ("GET", "/n/main/api/history?limit=0", 400, "invalid_limit"),
     ("GET", "/api/history?by=continent", 400, "invalid_by"),
     ("GET", "/api/history?by=network&by=network", 400, "invalid_by"),
     ("GET", "/api/history?by=country&top=0", 400, "invalid_top"),
@@ -112,7 +116,7 @@ async def test_every_error_has_the_one_shape(client: Client, method, path, statu
 
 async def test_refused_encodings_have_the_one_shape(client: Client, data_dir):
     write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     response = await client.get("/api/snapshot", headers={"Accept-Encoding": "identity;q=0"})
     assert response.status == 406
     assert_error_shape(await response.json(), 406, "not_acceptable")
@@ -126,7 +130,7 @@ async def test_head_of_an_error_has_no_body(client: Client):
 
 async def test_no_request_gets_a_500(client: Client, data_dir):
     write_snapshot(data_dir, 1_700_000_000, export_body(rows(3)))
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     odd = [
         "/api/check?address=%00",
         "/api/check?address=%ff%fe:1",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from crawldash.app import EVENTS, create_app
+from crawldash.app import NETWORKS, create_app
 from crawldash.live.memory.history import HistoryEntry
 from crawldash.live.memory.index_files import HistoryStore
 from crawldash.web.events import QUEUE_SIZE
@@ -75,7 +75,7 @@ async def test_subscriber_gets_current_state_then_a_new_snapshot(serve, data_dir
 async def test_subscribers_are_limited_and_dropped_when_gone(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(2)))
     client = await serve(max_subscribers=2)
-    broadcaster = client.app[EVENTS]
+    broadcaster = client.app[NETWORKS][0].events
     connections = [await subscribe(client) for _ in range(2)]
     assert len(broadcaster.subscribers) == 2
     refused = await client.get("/api/events")
@@ -93,7 +93,7 @@ async def test_subscribers_are_limited_and_dropped_when_gone(serve, data_dir):
 async def test_slow_reader_is_disconnected_not_buffered(serve, data_dir):
     write_snapshot(data_dir, TS, export_body(rows(2)))
     client = await serve()
-    broadcaster = client.app[EVENTS]
+    broadcaster = client.app[NETWORKS][0].events
     queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUE_SIZE)
     broadcaster.subscribers.add(queue)  # a subscriber that never reads
     for _ in range(QUEUE_SIZE + 5):
@@ -148,10 +148,12 @@ async def test_page_and_its_files_are_served_from_the_package(client: Client):
     assert page.headers["Content-Type"] == "text/html; charset=utf-8"
     assert "default-src 'self'" in page.headers["Content-Security-Policy"]
     html = await page.text()
-    for src in ("/static/app.js", "/static/style.css", "/static/vendor/uPlot.iife.min.js"):
-        assert src in html
-        response = await client.get(src)
+    for src in ("static/app.js", "static/style.css", "static/vendor/uPlot.iife.min.js"):
+        assert f'="{src}"' in html  # relative: the page works at /n/NAME/ and behind a proxy
+        response = await client.get("/" + src)
         assert response.status == 200, src
+    assert ' src="/' not in html
+    assert ' href="/' not in html
     assert "http://" not in html  # nothing from the internet
     assert "https://" not in html
 
@@ -166,7 +168,7 @@ async def test_head_of_the_event_stream_is_headers_alone(serve, data_dir):
     head = await reader.readuntil(b"\r\n\r\n")
     assert b" 200 " in head.split(b"\r\n")[0]
     assert b"text/event-stream" in head
-    assert not client.app[EVENTS].subscribers
+    assert not client.app[NETWORKS][0].events.subscribers
     writer.write(b"GET /api/status HTTP/1.1\r\nHost: c\r\n\r\n")
     answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
     assert answer.startswith(b"HTTP/1.1 200 "), answer  # not a stray stream frame first

@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from crawldash.app import EVENTS
+from crawldash.app import NETWORKS
 from crawldash.web.events import QUEUE_SIZE
 from crawldash.web.events_schema import EVENT_KINDS
 
@@ -79,7 +79,7 @@ async def test_a_kind_the_document_does_not_describe_is_not_sent(serve: Serve, d
     write_snapshot(data_dir, TS, export_body(rows(2)))
     client = await serve()
     await until_served(client, TS)
-    broadcaster = client.app[EVENTS]
+    broadcaster = client.app[NETWORKS][0].events
     queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUE_SIZE)
     broadcaster.subscribers.add(queue)  # a subscriber, as the handler adds one
     broadcaster.publish("other")

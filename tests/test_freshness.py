@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from crawldash.app import LOADER, REFRESHER
+from crawldash.app import LOADER, NETWORKS
 from crawldash.crawl.count import read_count
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import LoadError
@@ -62,7 +62,7 @@ async def test_new_snapshot_is_served_within_a_second(serve, data_dir):
 async def test_half_written_file_is_never_served(serve, data_dir, caplog):
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await serve()
-    refresher = client.app[REFRESHER]
+    refresher = client.app[NETWORKS][0].refresher
     await watching(client)
     body = export_body(rows(400))
     path = data_dir / f"{TS + 600}.json"
@@ -110,7 +110,7 @@ async def test_bad_files_are_rejected_and_logged_once(serve, data_dir, caplog, c
     bad.write_bytes(content)
     age(bad, 60)
     client = await serve()
-    refresher = client.app[REFRESHER]
+    refresher = client.app[NETWORKS][0].refresher
     for _ in range(3):
         await refresher.refresh()
     assert await served_timestamp(client) == TS
@@ -146,7 +146,7 @@ async def test_deleting_files_never_empties_memory(serve, data_dir):
     for path in data_dir.iterdir():
         path.unlink()
     await watching(client)
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     assert await served_timestamp(client) == TS + 600
     assert (await (await client.get("/api/status")).json())["state"] == "running"
     history = await (await client.get("/api/history")).json()
@@ -171,7 +171,7 @@ async def test_status_json_changes_are_picked_up_and_bad_ones_ignored(serve, dat
     write_status(data_dir, state="running", queue_size=5000)
     await eventually(lambda: state_is("running"))
     (data_dir / "status.json").write_text('{"state": 5}')
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     assert await state_is("running")
 
 
@@ -194,11 +194,11 @@ async def test_a_status_file_kept_elsewhere_is_read_there_and_followed(
     await eventually(lambda: state_is("running"))
     status_file.write_text('{"state": 5}')
     age(status_file, 60)
-    await client.app[REFRESHER].poll_status()
+    await client.app[NETWORKS][0].refresher.poll_status()
     assert await state_is("running")  # a bad one is that file's problem
     assert "name=status.json kind=decode" in caplog.text
     status_file.unlink()
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     assert await state_is("running")  # gone: the last good status stays
 
 
@@ -233,14 +233,14 @@ async def test_new_snapshots_load_in_another_process_which_is_replaced_if_it_die
     assert used not in (victim, os.getpid())
     os.kill(victim, signal.SIGKILL)
     write_snapshot(data_dir, TS + 600, export_body(rows(7)))
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     assert await served_timestamp(client) == TS + 600
     assert any("snapshot loader process died" in r.getMessage() for r in caplog.records)
     assert loader.pid not in (None, victim)
     new_pid = await loader.run(os.getpid)
     assert new_pid not in (victim, used, os.getpid())
     write_snapshot(data_dir, TS + 1200, export_body(rows(9)))
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     assert await served_nodes(client) == 9
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from crawldash.app import REFRESHER, STATE, create_app
+from crawldash.app import NETWORKS, create_app
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import list_data_dir
 from crawldash.live import bodies
@@ -100,7 +100,7 @@ async def test_unwritable_state_dir_runs_from_memory(aiohttp_client, tmp_path, d
     assert [p["reachable"] for p in history] == [3, 4]
 
     async def failing() -> bool:
-        return client.app[REFRESHER].saver.error is not None
+        return client.app[NETWORKS][0].refresher.saver.error is not None
 
     await eventually(failing)
     health = await (await client.get("/healthz")).json()
@@ -143,12 +143,12 @@ async def test_refreshes_count_new_and_rewritten_older_crawls(serve, data_dir, m
     newest = 1_700_006_000
     write_snapshot(data_dir, newest, export_body(rows(9)))
     client = await serve()
-    refresher = client.app[REFRESHER]
+    refresher = client.app[NETWORKS][0].refresher
     for i in range(3):  # older crawls appear after start-up, more than one refresh counts
         write_snapshot(data_dir, newest - 600 * (i + 1), export_body(rows(i + 1)))
     for _ in range(3):  # one crawl counted per refresh, at the least
         await refresher.refresh(count_budget=1)
-    assert len(client.app[STATE].history) == 4
+    assert len(client.app[NETWORKS][0].state.history) == 4
     write_snapshot(data_dir, newest - 1800, export_body(rows(7)))  # an older crawl rewritten
     await refresher.refresh()
     points = await (await client.get("/api/history")).json()
@@ -308,21 +308,24 @@ async def test_a_failing_index_save_is_retried_and_reported(aiohttp_client, sett
     state_dir.write_text("a file where the state folder should be")
     write_snapshot(data_dir, TS, export_body(rows(3)))
     client = await aiohttp_client(create_app(settings))
-    saver = client.app[REFRESHER].saver
+    saver = client.app[NETWORKS][0].refresher.saver
 
     async def failed() -> bool:
         return bool(saver.failures >= 1)
 
     await eventually(failed)
     metrics = await (await client.get("/metrics")).text()
-    assert "crawldash_history_index_save_failures_total 1.0" in metrics or saver.failures > 1
+    assert (
+        'crawldash_history_index_save_failures_total{network="main"} 1.0' in metrics
+        or saver.failures > 1
+    )
     state_dir.unlink()  # the disk has room again, say
 
     async def saved() -> bool:
         return saver.saved_at is not None and saver.error is None
 
     await eventually(saved, within=10)  # retried with back-off, not given up
-    presence_saver = client.app[REFRESHER].presence_saver
+    presence_saver = client.app[NETWORKS][0].refresher.presence_saver
 
     async def presence_saved() -> bool:  # it failed beside the history, and is retried too
         return presence_saver.error is None

@@ -11,7 +11,7 @@ import brotli
 import msgspec
 import pytest
 
-from crawldash.app import REFRESHER, create_app
+from crawldash.app import NETWORKS, create_app
 from crawldash.settings import Settings
 from crawldash.web.responses import negotiate
 
@@ -81,7 +81,7 @@ async def test_if_modified_since(served: Client):
 async def test_new_snapshot_changes_the_validator(served: Client, data_dir: Path):
     etag = (await served.get("/api/snapshot")).headers["ETag"]
     write_snapshot(data_dir, TS + 1800, export_body(rows(400)))
-    await served.app[REFRESHER].refresh()
+    await served.app[NETWORKS][0].refresher.refresh()
     response = await served.get("/api/snapshot", headers={"If-None-Match": etag})
     assert response.status == 200
     assert (await response.json())["total_nodes"] == 400
@@ -126,7 +126,7 @@ async def test_compressed_history_follows_new_crawls(served: Client, data_dir: P
     headers = {"Accept-Encoding": "gzip"}
     before = await (await served.get("/api/history?limit=10", headers=headers)).json()
     write_snapshot(data_dir, TS + 1800, export_body(rows(7)))
-    await served.app[REFRESHER].refresh()
+    await served.app[NETWORKS][0].refresher.refresh()
     after = await (await served.get("/api/history?limit=10", headers=headers)).json()
     assert after[:-1] == before
     assert after[-1] == {"timestamp": TS + 1800, "reachable": 7}

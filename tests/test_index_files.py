@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from crawldash.app import REFRESHER, create_app
+from crawldash.app import NETWORKS, create_app
 from crawldash.live.memory.history import HISTORY_FORMAT, Folder, HistoryEntry, decode_history
 from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.memory.presence import Presence
@@ -21,7 +21,7 @@ from crawldash.settings import Settings
 
 from .conftest import Client, ClientFactory, eventually
 from .factories import export_body, rows, write_snapshot
-from .test_operations import scrape
+from .test_operations import key, scrape
 
 TS = 1_700_000_000
 COUNTS = [1, 2, 3, 4, 5]
@@ -72,7 +72,7 @@ async def test_an_index_of_another_shape_does_not_stop_the_start(
     client = await aiohttp_client(create_app(settings))
     history = await (await client.get("/api/history?by=network")).json()
     assert [p["timestamp"] for p in history] == [TS]
-    await client.app[REFRESHER].saver.flush()
+    await client.app[NETWORKS][0].refresher.saver.flush()
     assert [e.timestamp for e in store.load()] == [TS]  # written again, in this shape
 
 
@@ -136,23 +136,23 @@ async def test_a_presence_index_that_cannot_be_saved_is_counted_and_warned_until
     obstacle.mkdir(parents=True)
     write_snapshot(data_dir, TS, export_body(rows(3)))
     client = await aiohttp_client(create_app(settings))
-    refresher = client.app[REFRESHER]
+    refresher = client.app[NETWORKS][0].refresher
 
     async def failed() -> bool:
         return refresher.presence_saver.failures >= 1
 
     await eventually(failed)
     metrics = await scrape(client)
-    presence, history = (("index", "presence"),), (("index", "history"),)
-    assert metrics[("crawldash_index_save_failures_total", presence)] >= 1
-    assert metrics[("crawldash_index_save_failing", presence)] == 1
+    presence, history = {"index": "presence"}, {"index": "history"}
+    assert metrics[key("crawldash_index_save_failures_total", **presence)] >= 1
+    assert metrics[key("crawldash_index_save_failing", **presence)] == 1
     await refresher.saver.flush()
     metrics = await scrape(client)
-    assert metrics[("crawldash_index_save_failures_total", history)] == 0
-    assert metrics[("crawldash_index_save_failing", history)] == 0
-    assert ("crawldash_index_saved_timestamp_seconds", history) in metrics
-    assert metrics[("crawldash_history_index_save_failures_total", ())] == 0  # older names
-    assert ("crawldash_history_index_saved_timestamp_seconds", ()) in metrics
+    assert metrics[key("crawldash_index_save_failures_total", **history)] == 0
+    assert metrics[key("crawldash_index_save_failing", **history)] == 0
+    assert key("crawldash_index_saved_timestamp_seconds", **history) in metrics
+    assert metrics[key("crawldash_history_index_save_failures_total")] == 0  # older names
+    assert key("crawldash_history_index_saved_timestamp_seconds") in metrics
     health = await (await client.get("/healthz")).json()
     assert len(health["warnings"]) == 1
     assert health["warnings"][0].startswith("the presence index cannot be written: ")
@@ -164,8 +164,8 @@ async def test_a_presence_index_that_cannot_be_saved_is_counted_and_warned_until
 
     await eventually(saved, within=10)  # retried with back-off, not given up
     metrics = await scrape(client)
-    assert metrics[("crawldash_index_save_failing", presence)] == 0
-    assert ("crawldash_index_saved_timestamp_seconds", presence) in metrics
+    assert metrics[key("crawldash_index_save_failing", **presence)] == 0
+    assert key("crawldash_index_saved_timestamp_seconds", **presence) in metrics
     assert "warnings" not in await (await client.get("/healthz")).json()
 
 
@@ -175,8 +175,8 @@ async def write_and_count(client: Client, crawls: int) -> None:
         return bool(status["history_complete"]) and len(await history(client)) == crawls
 
     await eventually(complete, within=10)
-    await client.app[REFRESHER].saver.flush()
-    await client.app[REFRESHER].presence_saver.flush()
+    await client.app[NETWORKS][0].refresher.saver.flush()
+    await client.app[NETWORKS][0].refresher.presence_saver.flush()
 
 
 async def history(client: Client) -> list[int]:
@@ -227,7 +227,7 @@ async def test_the_history_follows_its_data_folder_when_it_moves(
             PresenceStore.for_data_dir(state_dir, moved).path.name,
         ]
     )  # renamed, nothing left behind
-    await client.app[REFRESHER].saver.flush()
+    await client.app[NETWORKS][0].refresher.saver.flush()
     folder, _ = decode_history(HistoryStore.for_data_dir(state_dir, moved).path.read_bytes())
     assert folder == Folder.of(moved)
 

@@ -10,7 +10,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from crawldash.app import REFRESHER, create_app
+from crawldash.app import NETWORKS, create_app
 from crawldash.crawl.files import read_file
 from crawldash.live.memory.history import HistoryEntry
 from crawldash.live.memory.index_files import HistoryStore
@@ -18,7 +18,7 @@ from crawldash.settings import Settings
 
 from .conftest import Client, eventually, watching
 from .factories import export_body, rows, write_snapshot, write_status
-from .test_operations import scrape
+from .test_operations import key, scrape
 
 NOW = int(time.time()) // 600 * 600
 FUTURE = 4_102_444_800  # 2100-01-01
@@ -62,14 +62,14 @@ async def test_odd_entries_never_stop_the_newest_good_crawl(serve, data_dir, cap
         return await served(client) == NOW - 3000
 
     await eventually(newest)
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     rejected = [r.getMessage() for r in caplog.records if "file rejected" in r.getMessage()]
     for kind, name in names.items():
         said = [line for line in rejected if f"name={name} " in line]
         assert len(said) == 1, (kind, rejected)  # once each, however often it is refreshed
     metrics = await scrape(client)
     kinds = {
-        labels[0][1]: value
+        dict(labels)["kind"]: value
         for (name, labels), value in metrics.items()
         if name == "crawldash_files_rejected_total"
     }
@@ -131,8 +131,8 @@ async def test_a_crawl_named_from_the_future_pins_nothing(
 
     await eventually(newest)
     metrics = await scrape(client)
-    assert metrics[("crawldash_files_rejected_total", (("kind", "future"),))] == 1
-    await client.app[REFRESHER].saver.flush()
+    assert metrics[key("crawldash_files_rejected_total", kind="future")] == 1
+    await client.app[NETWORKS][0].refresher.saver.flush()
     assert FUTURE in [entry.timestamp for entry in store.load()]  # kept, not erased
 
 
@@ -149,7 +149,7 @@ async def test_deleting_the_served_crawl_serves_the_newest_left(serve, data_dir)
 
     await eventually(older)
     (data_dir / f"{NOW - 1200}.json").unlink()
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     assert await served(client) == NOW - 1200  # nothing usable is left: memory keeps it
 
 

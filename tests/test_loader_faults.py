@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crawldash.app import LOADER, REFRESHER, create_app
+from crawldash.app import LOADER, NETWORKS, create_app
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import FileVersion, LoadError
 from crawldash.live.loading import archive
@@ -25,7 +25,7 @@ from crawldash.live.state import State
 
 from .conftest import Client, eventually, served_timestamp, until_served, watching
 from .factories import export_body, rows, write_snapshot, write_status
-from .test_operations import scrape
+from .test_operations import key, scrape
 
 NOW = int(time.time()) // 600 * 600
 
@@ -69,13 +69,13 @@ async def test_a_stopped_loader_is_killed_said_and_the_load_tried_again(
     assert health["status"] == "degraded"
     assert any(f"{NOW}.json" in warning for warning in health["warnings"])
     metrics = await scrape(client)
-    assert metrics[("crawldash_files_rejected_total", (("kind", "timeout"),))] == 1
-    assert metrics[("crawldash_loader_degraded", ())] == 1
+    assert metrics[key("crawldash_files_rejected_total", kind="timeout")] == 1
+    assert metrics[key("crawldash_loader_degraded")] == 1
     assert "the loader process was killed" in caplog.text
     await until_served(client, NOW)  # tried again, in a new loader process
     assert (await status_of(client))["degraded"] is None
     assert (await (await client.get("/healthz")).json()) == {"status": "ok"}
-    assert (await scrape(client))[("crawldash_loader_degraded", ())] == 0
+    assert (await scrape(client))[key("crawldash_loader_degraded")] == 0
 
 
 def test_a_passing_fault_is_tried_again_with_back_off_then_given_up():
@@ -178,6 +178,6 @@ async def test_a_crawl_named_ahead_of_its_writing_gives_way_to_later_ones(
     snapshot = await client.get("/api/snapshot")
     max_age = int(snapshot.headers["Cache-Control"].rpartition("=")[2])
     assert max_age <= 600
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     assert await served_timestamp(client) == NOW  # it stays passed over
     assert caplog.text.count("kind=misnamed") == 1

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from crawldash.app import REFRESHER, WATCHER, create_app
+from crawldash.app import NETWORKS, create_app
 
 from .conftest import Client, eventually, watching
 from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status
@@ -26,6 +26,11 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
         for family in text_string_to_metric_families(text)
         for s in family.samples
     }
+
+
+def key(name: str, network: str = "main", **labels: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A sample's key: every series is labelled with the network it describes."""
+    return name, tuple(sorted({"network": network, **labels}.items()))
 
 
 async def scrape(client: Client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -54,11 +59,11 @@ async def test_metrics_move_with_their_causes(serve, data_dir):
     write_status(data_dir, state="starting", queue_size=5, last_elapsed=40.5, updated_at=NOW)
     client = await serve()
     before = await scrape(client)
-    assert before[("crawldash_snapshot_nodes", ())] == 3
-    assert before[("crawldash_crawler_state", (("state", "starting"),))] == 1
-    assert before[("crawldash_crawler_queue_size", ())] == 5
-    assert before[("crawldash_crawler_last_elapsed_seconds", ())] == 40.5
-    assert before[("crawldash_history_points", ())] == 1
+    assert before[key("crawldash_snapshot_nodes")] == 3
+    assert before[key("crawldash_crawler_state", state="starting")] == 1
+    assert before[key("crawldash_crawler_queue_size")] == 5
+    assert before[key("crawldash_crawler_last_elapsed_seconds")] == 40.5
+    assert before[key("crawldash_history_points")] == 1
 
     write_snapshot(
         data_dir,
@@ -74,27 +79,25 @@ async def test_metrics_move_with_their_causes(serve, data_dir):
     for _ in range(3):
         await client.get("/api/status")
     await client.get("/api/nothing")
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     await watching(client)
     after = await scrape(client)
-    assert after[("crawldash_snapshot_timestamp_seconds", ())] == NOW - 600
-    assert after[("crawldash_snapshot_nodes", ())] == 6
+    assert after[key("crawldash_snapshot_timestamp_seconds")] == NOW - 600
+    assert after[key("crawldash_snapshot_nodes")] == 6
     for network, count in [("ipv4", 2), ("ipv6", 1), ("cjdns", 1), ("onion", 1), ("i2p", 1)]:
-        assert after[("crawldash_snapshot_nodes_by_network", (("network", network),))] == count
-    assert after[("crawldash_crawler_state", (("state", "running"),))] == 1
-    assert after[("crawldash_crawler_queue_size", ())] == 900
-    assert after[("crawldash_history_points", ())] == 2
-    assert after[("crawldash_files_rejected_total", (("kind", "not_json"),))] == 1
-    status_200 = (("route", "/api/status"), ("status", "200"))
-    assert after[("crawldash_http_requests_total", status_200)] >= 3
-    assert after[("crawldash_http_requests_total", (("route", "other"), ("status", "404")))] == 1
-    assert (
-        after[("crawldash_http_request_duration_seconds_count", (("route", "/api/status"),))] >= 3
-    )
-    refreshes = ("crawldash_refresh_duration_seconds_count", ())
+        assert after[key("crawldash_snapshot_nodes_by_address_type", address_type=network)] == count
+    assert after[key("crawldash_crawler_state", state="running")] == 1
+    assert after[key("crawldash_crawler_queue_size")] == 900
+    assert after[key("crawldash_history_points")] == 2
+    assert after[key("crawldash_files_rejected_total", kind="not_json")] == 1
+    status_200 = key("crawldash_http_requests_total", route="/api/status", status="200")
+    assert after[status_200] >= 3
+    assert after[key("crawldash_http_requests_total", "", route="other", status="404")] == 1
+    assert after[key("crawldash_http_request_duration_seconds_count", route="/api/status")] >= 3
+    refreshes = key("crawldash_refresh_duration_seconds_count")
     assert after[refreshes] > before[refreshes]
-    assert after[("crawldash_watcher_up", ())] == 1
-    assert after[("crawldash_watcher_watching", ())] == 1
+    assert after[key("crawldash_watcher_up")] == 1
+    assert after[key("crawldash_watcher_watching")] == 1
 
 
 async def test_watcher_down_shows_in_health_and_metrics(aiohttp_client, settings):
@@ -102,18 +105,18 @@ async def test_watcher_down_shows_in_health_and_metrics(aiohttp_client, settings
         raise OSError(24, "Too many open files")
 
     app = create_app(settings)
-    app[WATCHER].awatch = broken  # type: ignore[assignment]
+    app[NETWORKS][0].watcher.awatch = broken  # type: ignore[assignment]
     client = await aiohttp_client(app)
 
     async def restarted() -> bool:
-        return (await scrape(client))[("crawldash_watcher_restarts_total", ())] >= 1
+        return (await scrape(client))[key("crawldash_watcher_restarts_total")] >= 1
 
     await eventually(restarted)
     response = await client.get("/healthz")
     assert response.status == 503
     assert (await response.json())["error"]["code"] == "watcher_down"
-    assert (await scrape(client))[("crawldash_watcher_up", ())] == 0
-    assert (await scrape(client))[("crawldash_watcher_watching", ())] == 0
+    assert (await scrape(client))[key("crawldash_watcher_up")] == 0
+    assert (await scrape(client))[key("crawldash_watcher_watching")] == 0
 
 
 async def test_healthz_and_readyz(serve, data_dir):
@@ -130,11 +133,11 @@ async def test_healthz_and_readyz(serve, data_dir):
 
     write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
     write_status(data_dir, updated_at=NOW)
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     assert (await client.get("/readyz")).status == 200
 
     write_status(data_dir, state="starting", updated_at=NOW - 7200)
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     response = await client.get("/readyz")
     assert response.status == 503
     assert (await response.json())["error"]["code"] == "crawler_stuck"
@@ -149,7 +152,7 @@ async def test_stale_threshold_derives_from_the_crawl_interval(serve, data_dir):
     status = await (await client.get("/api/status")).json()
     assert status["stale"] is False  # 3000 s old, under 3600
     assert status["next_crawl_expected"] == NOW - 3000 + 1200
-    assert (await scrape(client))[("crawldash_stale_after_seconds", ())] == 3600
+    assert (await scrape(client))[key("crawldash_stale_after_seconds")] == 3600
 
 
 async def test_explicit_stale_after_wins_and_stale_shows_in_readyz(serve, data_dir):
@@ -158,7 +161,7 @@ async def test_explicit_stale_after_wins_and_stale_shows_in_readyz(serve, data_d
     assert (await (await client.get("/api/status")).json())["stale"] is True
     response = await client.get("/readyz")
     assert (await response.json())["error"]["code"] == "stale"
-    assert (await scrape(client))[("crawldash_stale", ())] == 1
+    assert (await scrape(client))[key("crawldash_stale")] == 1
 
 
 def logged(err: str) -> list[str]:
@@ -184,9 +187,7 @@ async def test_requests_are_counted_whether_or_not_the_access_log_is_written(
     async def all_counted() -> bool:
         scraped = await scrape(client)
         return (
-            scraped.get(
-                ("crawldash_http_requests_total", (("route", "other"), ("status", "404"))), 0
-            )
+            scraped.get(key("crawldash_http_requests_total", "", route="other", status="404"), 0)
             == 1
         )
 
@@ -210,12 +211,10 @@ async def test_requests_are_counted_whether_or_not_the_access_log_is_written(
         assert lines[0].endswith("ms")
     after = await scrape(client)
     check = "/api/check"
-    assert after[("crawldash_http_requests_total", (("route", check), ("status", "200")))] == 1
-    assert after[("crawldash_http_requests_total", (("route", check), ("status", "400")))] == 1
-    assert after[("crawldash_http_requests_total", (("route", "other"), ("status", "404")))] == 1
-    histogram = after[("crawldash_http_request_duration_seconds_count", (("route", check),))]
+    assert after[key("crawldash_http_requests_total", route=check, status="200")] == 1
+    assert after[key("crawldash_http_requests_total", route=check, status="400")] == 1
+    assert after[key("crawldash_http_requests_total", "", route="other", status="404")] == 1
+    histogram = after[key("crawldash_http_request_duration_seconds_count", route=check)]
     assert histogram == 2
-    inf = after[
-        ("crawldash_http_request_duration_seconds_bucket", (("le", "+Inf"), ("route", check)))
-    ]
+    inf = after[key("crawldash_http_request_duration_seconds_bucket", le="+Inf", route=check)]
     assert inf == 2

@@ -45,6 +45,35 @@ def test_alerts_fire_when_the_crawl_stops_or_drops():
     )
 
 
+def alert_rules() -> dict[str, str]:
+    """Each alert rule of crawldash-alerts.yml, its text by its name."""
+    text = (PROMETHEUS / "crawldash-alerts.yml").read_text()
+    chunks = re.split(r"^      - alert: ", text, flags=re.MULTILINE)[1:]
+    return {chunk.split("\n", 1)[0]: chunk for chunk in chunks}
+
+
+AGGREGATION = re.compile(
+    r"\b(sum|min|max|avg|count|group|stddev|stdvar|topk|bottomk|quantile|count_values)"
+    r"\s*(\b(by|without)\s*\([^)]*\)\s*)?\("
+)
+
+
+def test_every_alert_is_per_network():
+    """crawldash serves several networks, each series labelled with its own: every alert
+    names its network, and no expression aggregates networks away (one network stale
+    must not hide behind, or be hidden by, another)."""
+    rules = alert_rules()
+    assert len(rules) == 9
+    for name, rule in rules.items():
+        expression = re.split(r"\n        (?:for|labels):", rule.split("expr:", 1)[1])[0]
+        assert AGGREGATION.search(expression) is None, (name, expression)
+        assert "{{ $labels.network }}" in rule.split("summary:", 1)[1], name
+    # the per-address-type gauge's new name, and its label
+    collapsed = rules["AddressTypeCollapsed"]
+    assert "crawldash_snapshot_nodes_by_address_type" in collapsed.split("expr:", 1)[1]
+    assert "{{ $labels.address_type }}" in collapsed
+
+
 @pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx (Debian nginx) missing")
 def test_nginx_config_is_valid(tmp_path: Path):
     conf = (EXAMPLES / "nginx" / "crawldash.conf").read_text()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from crawldash.app import REFRESHER, create_app
+from crawldash.app import NETWORKS, create_app
 from crawldash.crawl.decode import Rules
 from crawldash.live.loading.client import LoaderClient
 from crawldash.live.memory.changes import differences
@@ -146,7 +146,7 @@ async def test_presence_is_rebuilt_from_the_files_present_when_its_index_is_lost
         "first_seen": TS + 600,
         "last_seen": TS + 4200,
     }
-    await client.app[REFRESHER].presence_saver.flush()
+    await client.app[NETWORKS][0].refresher.presence_saver.flush()
     assert store.path.exists()  # and written again
 
 
@@ -190,7 +190,7 @@ async def test_changes_between_the_latest_crawl_and_an_earlier_one(serve, data_d
 
 async def test_changes_of_a_single_crawl(client: Client, data_dir: Path):
     write_snapshot(data_dir, TS, export_body(crawl_rows(0)))
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     answer = await (await client.get("/api/changes")).json()
     assert answer["from"] is None
     assert (answer["to"], answer["joined"], answer["left"]) == (TS, [], [])

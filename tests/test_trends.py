@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crawldash.app import REFRESHER, STATE, create_app
+from crawldash.app import NETWORKS, create_app
 from crawldash.crawl.breakdown import breakdowns, networks_of
 from crawldash.crawl.count import count_nodes
 from crawldash.crawl.decode import decode_snapshot
@@ -246,7 +246,7 @@ async def test_points_of_an_older_index_keep_their_counts_and_get_none_invented(
     matched = await get(client, "/api/history?by=user_agent&match=knots&limit=100")
     assert "matched" not in matched[0]
     assert "matched" in matched[2]
-    await client.app[REFRESHER].saver.flush()
+    await client.app[NETWORKS][0].refresher.saver.flush()
     saved = json.loads(store.path.read_bytes())
     assert saved["format"] == HISTORY_FORMAT
     assert len(saved["entries"]) == CRAWLS + 2
@@ -315,7 +315,7 @@ async def test_answers_are_made_once_per_crawl(
     assert compressed.headers["Content-Encoding"] == "gzip"
     newest = TS + 600 * CRAWLS
     write_snapshot(data_dir, newest, export_body(crawl(CRAWLS)))
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     await until_served(client, newest)
     points = await get(client, "/api/history?by=country")
     assert points[-1]["timestamp"] == newest
@@ -329,12 +329,12 @@ async def test_unique_follows_new_crawls_and_counts_no_crawl_before_any(
     empty = await get(client, "/api/unique?window=3600")
     assert empty == {"window": 3600, "from": None, "to": None, "crawls": 0, "unique": 0}
     write_crawls(data_dir)
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     await until_served(client, TS + 600 * (CRAWLS - 1))
     await complete(client)
     day = await get(client, "/api/unique")  # a day, by default
     assert (day["crawls"], day["unique"]) == expected_unique(86_400)
-    assert len(client.app[STATE].presence) == CRAWLS
+    assert len(client.app[NETWORKS][0].state.presence) == CRAWLS
 
 
 async def test_the_demos_pruned_crawls_count_as_their_files_would(
@@ -413,7 +413,7 @@ async def test_crawls_counted_again_for_their_counts_keep_their_membership(
     await until_served(client, TS + 600 * (CRAWLS - 1))
     await complete(client)
     assert await answers(client) == first
-    presence = client.app[STATE].presence
+    presence = client.app[NETWORKS][0].state.presence
     assert presence.timestamps() == [TS + 600 * i for i in range(CRAWLS)]
     assert presence.rewritten == 0  # no crawl's membership was set again
 

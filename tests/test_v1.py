@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from yarl import URL
 
-from crawldash.app import REFRESHER
+from crawldash.app import NETWORKS
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import FileVersion
 from crawldash.live.loading.archive import Archive, ArchivedSnapshot, load_archived
@@ -69,7 +69,7 @@ class BitnodesV1:
 async def crawled(client: Client, data_dir: Path) -> Client:
     for index in range(CRAWLS):
         write_snapshot(data_dir, TS + 600 * index, export_body(crawl_rows(index)))
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
 
     async def counted() -> bool:
         return bool((await (await client.get("/api/status")).json())["history_complete"])
@@ -163,7 +163,7 @@ async def test_an_unusable_crawl_file_is_404_and_logged_once(
     write_snapshot(data_dir, TS, export_body(crawl_rows(0)))
     write_snapshot(data_dir, TS + 600, export_body(crawl_rows(1)))
     (data_dir / f"{TS - 600}.json").write_bytes(b'[["203.0.113.5", 8333, 7')  # torn
-    await client.app[REFRESHER].refresh()
+    await client.app[NETWORKS][0].refresher.refresh()
     with caplog.at_level(logging.WARNING, logger="crawldash.live.loading.archive"):
         for _ in range(3):
             answer = await client.get(f"/api/v1/snapshots/{TS - 600}/")

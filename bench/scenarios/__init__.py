@@ -16,6 +16,7 @@ from bench.scenarios import (
     heavy_queries,
     memory,
     naive,
+    networks,
     presence,
     propagation,
     snapshot_vs_nginx,
@@ -42,4 +43,5 @@ SCENARIOS: dict[str, Scenario] = {
     "cold-history": cold_history.run,
     "trends": trends.run,
     "bridge-propagation": propagation.run,
+    "networks": networks.run,
 }

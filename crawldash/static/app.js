@@ -3,6 +3,8 @@
 // (reachable nodes, and shares over time) with /api/unique's distinct nodes,
 // a check form with the node's presence from /api/presence, and live updates from
 // /api/events. No framework; uPlot draws the chart.
+// Every URL is relative (no leading slash), so that the page works wherever it is served:
+// at /, at /n/NAME/ (one network of several) and behind a proxy at a sub-path.
 const NETWORKS = ["ipv4", "ipv6", "onion", "i2p", "cjdns"];
 // The chart's colours, 3:1 or more against the page's background in each scheme.
 const COLORS = {
@@ -87,11 +89,11 @@ async function getJSON(url) {
   }
 }
 
-async function refreshStatus() { showStatus(await getJSON("/api/status")); }
+async function refreshStatus() { showStatus(await getJSON("api/status")); }
 
 async function refreshHeadline() {
-  const snapshot = await getJSON("/api/breakdown?by=network");
-  const points = await getJSON("/api/history?limit=2");
+  const snapshot = await getJSON("api/breakdown?by=network");
+  const points = await getJSON("api/history?limit=2");
   $("tile-reachable").textContent = fmtNumber(snapshot.total_nodes);
   const [previous, latest] = points.length === 2 ? points : [null, points[0]];
   const change = previous && latest && latest.timestamp === snapshot.timestamp
@@ -102,7 +104,7 @@ async function refreshHeadline() {
 }
 
 async function refreshChurn() {
-  const changes = await getJSON("/api/changes");
+  const changes = await getJSON("api/changes");
   $("tile-churn").textContent = changes.from == null ? "—"
     : `+${changes.joined_count.toLocaleString()} joined, −${changes.left_count.toLocaleString()} left`;
   document.body.dataset.joined = String(changes.joined_count);
@@ -113,7 +115,7 @@ const TABLES = ["network", "country", "user_agent", "asn"];
 
 async function refreshBreakdowns() {
   for (const by of TABLES) {
-    const body = await getJSON(`/api/breakdown?by=${by}&limit=8`);
+    const body = await getJSON(`api/breakdown?by=${by}&limit=8`);
     const rows = body.rows.map((row) => {
       const tr = document.createElement("tr");
       const name = row.value == null ? "unknown" : String(row.value);
@@ -138,10 +140,10 @@ async function search(event) {
   if (event) event.preventDefault();
   const q = $("search").value.trim();
   const query = q ? `q=${encodeURIComponent(q)}` : "";
-  $("csv-link").href = `/api/nodes?${query}${query ? "&" : ""}format=csv`;
+  $("csv-link").href = `api/nodes?${query}${query ? "&" : ""}format=csv`;
   let page;
   try {
-    page = await getJSON(`/api/nodes?${query}${query ? "&" : ""}limit=20`);
+    page = await getJSON(`api/nodes?${query}${query ? "&" : ""}limit=20`);
   } catch (error) {
     $("search-count").className = "error";
     $("search-count").textContent = error.message;
@@ -181,7 +183,7 @@ function describeChart(points, split) {
 async function refreshChart() {
   const limit = $("range").value;
   const split = $("split").checked;
-  const points = await getJSON(`/api/history?limit=${limit}&by=network`);
+  const points = await getJSON(`api/history?limit=${limit}&by=network`);
   const colors = DARK.matches ? COLORS.dark : COLORS.light;
   const css = getComputedStyle(document.documentElement);
   const fg = css.getPropertyValue("--fg").trim();
@@ -227,14 +229,14 @@ async function refreshTrends() {
   const by = $("trend-by").value;
   const limit = $("trend-range").value;
   const text = $("trend-match").value.trim();
-  const points = await getJSON(`/api/history?by=${by}&top=${TREND_TOP}&limit=${limit}`);
+  const points = await getJSON(`api/history?by=${by}&top=${TREND_TOP}&limit=${limit}`);
   let matched = null;
   $("trend-note").className = "";
   $("trend-note").textContent = "";
   if (text) {
     try {
       matched = await getJSON(
-        `/api/history?by=user_agent&match=${encodeURIComponent(text)}&limit=${limit}`);
+        `api/history?by=user_agent&match=${encodeURIComponent(text)}&limit=${limit}`);
     } catch (error) {
       $("trend-note").className = "error";
       $("trend-note").textContent = error.message;
@@ -316,7 +318,7 @@ function describeTrends(by, points, latest, text, matched) {
 
 async function refreshUnique() {
   for (const [window_, id] of UNIQUE) {
-    const answer = await getJSON(`/api/unique?window=${window_}`);
+    const answer = await getJSON(`api/unique?window=${window_}`);
     const small = document.createElement("small");
     small.textContent = `in ${plural(answer.crawls, "crawl")}`;
     $(id).replaceChildren(fmtNumber(answer.unique), small);
@@ -345,7 +347,7 @@ async function check(address, again) {
     checked = null;
   }
   try {
-    const answer = await getJSON(`/api/check?address=${encodeURIComponent(address)}`);
+    const answer = await getJSON(`api/check?address=${encodeURIComponent(address)}`);
     if (mine !== checks) return;  // a later check answers instead
     result.className = answer.reachable ? "found" : "missing";
     result.textContent = answer.reachable
@@ -376,7 +378,7 @@ function plural(n, word) { return `${n.toLocaleString()} ${word}${n === 1 ? "" :
 async function showPresence(address) {
   const mine = checks;
   const limit = $("range").value;
-  const runs = await getJSON(`/api/presence?address=${encodeURIComponent(address)}&limit=${limit}`);
+  const runs = await getJSON(`api/presence?address=${encodeURIComponent(address)}&limit=${limit}`);
   if (mine !== checks || address !== checked) return;  // another check began meanwhile
   const strip = $("presence-strip");
   const span = (run) => `${fmtTime(run.from)} to ${fmtTime(run.to)}`;
@@ -410,7 +412,7 @@ async function showPresence(address) {
 function fmtDelay(ms) { return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`; }
 
 async function refreshPropagation() {
-  const page = await getJSON("/api/v1/inv/?limit=10");
+  const page = await getJSON("api/v1/inv/?limit=10");
   $("propagation").hidden = page.count === 0;
   $("blocks").querySelector("tbody").replaceChildren(...page.results.map((block) => {
     const row = document.createElement("tr");
@@ -430,7 +432,7 @@ async function refreshPropagation() {
 }
 
 async function showHead(hash) {
-  const answer = await getJSON(`/api/v1/inv/${hash}/`);
+  const answer = await getJSON(`api/v1/inv/${hash}/`);
   const first = answer.stats.head.length ? answer.stats.head[0][1] : 0;
   $("block-head-title").textContent = `The first announcements of block ${hash}:`;
   $("block-head-list").replaceChildren(...answer.stats.head.map(([address, ms]) => {
@@ -449,7 +451,7 @@ async function showLatency(address) {
   if (!host) return;
   let answer;
   try {
-    answer = await getJSON(`/api/v1/nodes/${encodeURIComponent(host)}-${port}/latency/`);
+    answer = await getJSON(`api/v1/nodes/${encodeURIComponent(host)}-${port}/latency/`);
   } catch (error) {
     if (error.status === 404) return;  // nothing kept of it, or no propagation folder
     throw error;
@@ -466,7 +468,7 @@ async function showLatency(address) {
 }
 
 function listen() {
-  const source = new EventSource("/api/events");
+  const source = new EventSource("api/events");
   let shown = null;  // the snapshot shown, so that a reconnection does not announce it again
   source.addEventListener("open", () => { $("live").textContent = "live"; });
   source.addEventListener("error", () => { $("live").textContent = "reconnecting…"; });
@@ -487,6 +489,51 @@ function listen() {
     if (checked) check(checked, true).catch(report);
     refreshPropagation().catch(report);
   });
+}
+
+// The network switcher: every network the service serves, from api/networks at the
+// service's root, linked as root + its path; hidden while there is only one.
+const NETWORK_PAGE = /(^|\/)n\/[^/]+\/$/;  // the tail of a network's page: n/NAME/
+
+function serviceRoot() {
+  const folder = location.pathname.slice(0, location.pathname.lastIndexOf("/") + 1);
+  return folder.replace(NETWORK_PAGE, "$1");
+}
+
+async function refreshNetworks() {
+  const root = serviceRoot();
+  let answer;
+  try {
+    answer = await getJSON(`${root}api/networks`);
+  } catch (error) {
+    if (error.status === 404) return;  // a crawldash that serves one network knows no list
+    throw error;
+  }
+  const networks = answer.networks;
+  const here = location.pathname.slice(root.length);
+  const current = networks.find((n) => here.startsWith(n.path)) ?? networks[0];
+  const items = networks.map((network) => {
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    link.href = root + network.path;
+    link.textContent = network.name;
+    link.dataset.network = network.name;
+    const detail = document.createElement("small");
+    detail.textContent = network.nodes == null ? "no crawl yet"
+      : `${fmtNumber(network.nodes)} nodes${network.stale ? ", stale" : ""}`;
+    if (network.stale || network.nodes == null) detail.className = "stale";
+    link.append(" ", detail);
+    if (network === current) link.setAttribute("aria-current", "page");
+    item.append(link);
+    return item;
+  });
+  $("network-list").replaceChildren(...items);
+  $("networks").hidden = networks.length < 2;
+  document.body.dataset.networks = String(networks.length);
+  if (current && networks.length > 1) {
+    document.title = `crawldash: ${current.name}`;
+    document.body.dataset.network = current.name;
+  }
 }
 
 function report(error) { $("live").textContent = `error: ${error.message}`; }
@@ -521,5 +568,9 @@ refreshHeadline().catch(report);
 refreshBreakdowns().catch(report);
 refreshChurn().catch(report);
 refreshPropagation().catch(report);
+refreshNetworks().catch(report);
 listen();
-setInterval(() => refreshStatus().catch(report), 30000);  // the age ticks between crawls
+setInterval(() => {  // the ages tick between crawls
+  refreshStatus().catch(report);
+  refreshNetworks().catch(report);
+}, 30000);

@@ -26,9 +26,15 @@ class Api:
     """``/api/snapshot``, ``/api/status``, ``/api/history``, ``/api/unique``, ``/api/check``
     and the schema."""
 
-    def __init__(self, state: State, openapi: Representation, cache_max_age: int | None) -> None:
+    def __init__(
+        self,
+        state: State,
+        openapi: tuple[Representation, Representation],
+        cache_max_age: int | None,
+    ) -> None:
         self.state = state
-        self.openapi_body = openapi
+        # The schema as served at the root and under the network's /n/NAME (its servers)
+        self.openapi_at_root, self.openapi_under_prefix = openapi
         self.cache_max_age = cache_max_age  # None: until the next crawl is due
         # (query, Accept-Encoding) -> (the history's change count, answer): monitors repeat
         # theirs, so a request costs one lookup, not a parse, a negotiation and a slice.
@@ -96,7 +102,9 @@ class Api:
         return plain(self.state.checks.check(served, address))
 
     async def openapi(self, request: web.Request) -> web.Response:
-        return respond(request, self.openapi_body, "public, max-age=3600")
+        prefixed = request.path.startswith("/n/")
+        body = self.openapi_under_prefix if prefixed else self.openapi_at_root
+        return respond(request, body, "public, max-age=3600")
 
     def until_next_crawl(self) -> str:
         """Cache-Control for data that changes with the next crawl."""

@@ -17,6 +17,7 @@ from ..live.loading.prepared import PreparedSnapshot
 from ..live.state import State
 from .api import coding_for
 from .errors import no_snapshot
+from .links import Links
 from .queries import NodesQuery, breakdown_query, nodes_query
 from .responses import headers_for, plain, respond
 
@@ -49,8 +50,11 @@ class Searches:
 class Network:
     """The breakdowns and the filtered node list of the latest crawl."""
 
-    def __init__(self, state: State, cache_control: Callable[[], str]) -> None:
+    def __init__(
+        self, state: State, cache_control: Callable[[], str], *, links: Links | None = None
+    ) -> None:
         self.state = state
+        self.links = links if links is not None else Links(None)
         self.cache_control = cache_control  # Cache-Control for data of the latest crawl
         self.searches = Searches()
 
@@ -73,7 +77,8 @@ class Network:
             return await _csv(request, served, await self.searches.run(found))
         if query.format == "addresses":
             return plain(await self.searches.run(_addresses(served, found)), TEXT)
-        return plain(await self.searches.run(_page(request, served, found, query)))
+        page = _page(request, self.links, served, found, query)
+        return plain(await self.searches.run(page))
 
 
 def _joined(
@@ -95,7 +100,11 @@ def _addresses(served: PreparedSnapshot, matching: Steps) -> Generator[None, Non
 
 
 def _page(
-    request: web.Request, served: PreparedSnapshot, matching: Steps, query: NodesQuery
+    request: web.Request,
+    links: Links,
+    served: PreparedSnapshot,
+    matching: Steps,
+    query: NodesQuery,
 ) -> Generator[None, None, bytes]:
     found = yield from matching
     start = (query.page - 1) * query.limit
@@ -111,14 +120,14 @@ def _page(
     return b'{"timestamp":%d,"count":%d,"next":%s,"previous":%s,"results":[%s]}' % (
         served.timestamp,
         len(found),
-        _link(request, query.page + 1) if after else b"null",
-        _link(request, query.page - 1) if before else b"null",
+        _link(links, request, query.page + 1) if after else b"null",
+        _link(links, request, query.page - 1) if before else b"null",
         results,
     )
 
 
-def _link(request: web.Request, page: int) -> bytes:
-    return b'"%s"' % str(request.url.update_query(page=str(page))).encode()
+def _link(links: Links, request: web.Request, page: int) -> bytes:
+    return b'"%s"' % links.this(request, page=str(page)).encode()
 
 
 async def _csv(

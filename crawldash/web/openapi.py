@@ -19,6 +19,7 @@ from ..models import (
     HistoryPoint,
     MatchPoint,
     NetworkPoint,
+    NetworksBody,
     Node,
     PresenceRun,
     StatusBody,
@@ -102,8 +103,9 @@ def _health(description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": HEALTH}}}
 
 
-def operations_beside_the_api() -> dict[str, Any]:
-    """The event stream, the page, metrics, health and this document itself."""
+def operations_beside_the_api(networks: dict[str, Any]) -> dict[str, Any]:
+    """The networks served, the event stream, the page, metrics, health and this document
+    itself."""
     name = {
         "name": "name",
         "in": "path",
@@ -113,6 +115,12 @@ def operations_beside_the_api() -> dict[str, Any]:
         "schema": {"type": "string"},
     }
     return {
+        "/api/networks": _operation(
+            "The networks this crawldash serves, each under /n/NAME/ (the first also at /), "
+            "with its newest crawl and its freshness.",
+            _json(networks, "The networks, in the order they were named."),
+            (),
+        ),
         "/api/events": _operation(
             "Server-Sent Events: the current snapshot and status, then each change, and a "
             "heartbeat comment every 15 s. The stream does not end; HEAD gives its headers.",
@@ -150,7 +158,10 @@ def operations_beside_the_api() -> dict[str, Any]:
     }
 
 
-def build_openapi() -> dict[str, Any]:
+def build_openapi(server: str = "/") -> dict[str, Any]:
+    """The document; ``server`` is where its paths are reached (``servers``): the public
+    URL and network prefix, or the prefix alone, so that a client or a viewer given the
+    document finds the service behind a proxy or under ``/n/NAME/``."""
     types = [
         ApiSnapshot,
         StatusBody,
@@ -171,11 +182,12 @@ def build_openapi() -> dict[str, Any]:
         CountsPoint,
         MatchPoint,
         UniqueBody,
+        NetworksBody,
     ]
     schemas, components = msgspec.json.schema_components(types, ref_template=REF)
     snapshot, status, point, network_point, check, _, breakdown, node, run, changes = schemas[:10]
     v1_list, v1_status, v1_nodes, inv_list, inv, latency = schemas[10:16]
-    counts_point, match_point, unique = schemas[16:]
+    counts_point, match_point, unique, networks = schemas[16:]
     limit = {
         "name": "limit",
         "in": "query",
@@ -226,7 +238,7 @@ def build_openapi() -> dict[str, Any]:
         **presence_operations(run, changes, address, limit, _json, _errors),
         **v1_operations(v1_list, snapshot, v1_status, v1_nodes, _json, _errors),
         **propagation_operations(inv_list, inv, latency, _json, _errors),
-        **operations_beside_the_api(),
+        **operations_beside_the_api(networks),
     }
     return {
         "openapi": "3.1.0",
@@ -239,6 +251,7 @@ def build_openapi() -> dict[str, Any]:
             "line or header over 8190 bytes, more than 64 headers, an unknown method) "
             "itself, with a plain-text 400.",
         },
+        "servers": [{"url": server}],
         "paths": paths,
         "components": {"schemas": components},
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,12 @@ from ..settings import StartupError
 from .responses import COMMON_HEADERS
 
 STOP_SECONDS = 3.0  # how long requests under way may take to finish at shutdown
+# How long a thread may hold the GIL while another waits for it (Python's default: 5 ms).
+# A worker thread that unpickles a load's reply would otherwise keep the event loop, and
+# every request in flight, waiting that long each time; threads other than the loop's
+# run only while a load's reply is read, or a file listed, so the switches cost nothing
+# at rest.
+SWITCH_INTERVAL = 0.001
 
 
 def _refusal() -> bytes:
@@ -95,6 +102,7 @@ def run(
 ) -> None:
     """Serve ``app`` until SIGINT or SIGTERM; StartupError if it cannot listen.
     ``on_listening`` is called once the socket listens (the app has started by then)."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
     asyncio.run(_serve(app, host, port, max_connections, reuse_port, on_listening))
 
 

@@ -16,6 +16,7 @@ from ..live.state import State
 from ..models import V1SnapshotList, V1SnapshotRef
 from .api import coding_for
 from .errors import ApiError, no_snapshot
+from .links import Links
 from .network import Searches
 from .responses import plain, respond
 from .v1_queries import (
@@ -36,9 +37,17 @@ class V1:
     """``/api/v1/snapshots/``, ``/api/v1/snapshots/<timestamp>/``, ``/api/v1/nodes/`` and
     ``/api/v1/nodes/<address>-<port>/``."""
 
-    def __init__(self, state: State, archive: Archive, cache_control: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        state: State,
+        archive: Archive,
+        cache_control: Callable[[], str],
+        *,
+        links: Links | None = None,
+    ) -> None:
         self.state, self.archive = state, archive
         self.cache_control = cache_control  # Cache-Control for data of the latest crawl
+        self.links = links if links is not None else Links(None)
         self._pages: dict[tuple[object, ...], bytes] = {}  # list pages, until a change
         self._pages_for: tuple[object, int, str] | None = None  # files, history, snapshot
         self.searches = Searches()
@@ -46,7 +55,8 @@ class V1:
     async def snapshots(self, request: web.Request) -> web.Response:
         page = snapshots_query(request.rel_url.raw_query_string)
         history = self.state.history
-        key = ("snapshots", page, _base(request))
+        base = self.links.base(request)  # pages differ by where they were asked for
+        key = ("snapshots", page, base)
         body = self._page(key)
         if body is None:
             counted = [t for t in self.state.crawl_files if history.holds(t)]
@@ -54,9 +64,9 @@ class V1:
             for timestamp in counted[page.start : page.start + page.limit]:
                 entry = history.get(timestamp)
                 assert entry is not None
-                url = f"{_base(request)}/api/v1/snapshots/{timestamp}/"
+                url = f"{base}/api/v1/snapshots/{timestamp}/"
                 refs.append(V1SnapshotRef(url, timestamp, entry.reachable, entry.height))
-            next_, previous = _links(request, page, len(counted))
+            next_, previous = self._links(request, page, len(counted))
             body = self._keep(
                 key, _encoder.encode(V1SnapshotList(len(counted), next_, previous, refs))
             )
@@ -101,7 +111,7 @@ class V1:
     async def nodes(self, request: web.Request) -> web.Response:
         wanted, page = nodes_page_query(request.rel_url.raw_query_string)
         served = self._served()
-        key = ("nodes", wanted, page, _base(request))
+        key = ("nodes", wanted, page, self.links.base(request))
         body = self._page(key)
         if body is None:
             found = await self.searches.run(served.catalog.matching_steps(wanted))
@@ -110,7 +120,8 @@ class V1:
                 b'{"address":"%s","data":%s}' % (addresses[i].encode(), node_row(nodes.at(i)))
                 for i in found[page.start : page.start + page.limit]
             )
-            next_, previous = (_json_link(link) for link in _links(request, page, len(found)))
+            links = self._links(request, page, len(found))
+            next_, previous = (_json_link(link) for link in links)
             body = b'{"timestamp":%d,"count":%d,"next":%s,"previous":%s,"results":[%s]}' % (
                 served.timestamp,
                 len(found),
@@ -121,6 +132,16 @@ class V1:
             if self.state.snapshot is served:  # not a page of a crawl replaced meanwhile
                 self._keep(key, body)
         return plain(body)
+
+    def _links(self, request: web.Request, page: Page, count: int) -> tuple[str | None, str | None]:
+        """The URLs of the next and previous pages, None where there is none."""
+        after = page.start + page.limit < count
+        before = page.page > 1 and page.start - page.limit < count
+
+        def link(number: int) -> str:
+            return self.links.this(request, page=str(number))
+
+        return (link(page.page + 1) if after else None, link(page.page - 1) if before else None)
 
     def _served(self) -> PreparedSnapshot:
         served = self.state.snapshot
@@ -147,22 +168,6 @@ class V1:
             self._pages.clear()
         self._pages[key] = body
         return body
-
-
-def _base(request: web.Request) -> str:
-    """The scheme, host and port the request was made to, for absolute links."""
-    return str(request.url.origin())
-
-
-def _links(request: web.Request, page: Page, count: int) -> tuple[str | None, str | None]:
-    """The URLs of the next and previous pages, None where there is none."""
-    after = page.start + page.limit < count
-    before = page.page > 1 and page.start - page.limit < count
-
-    def link(number: int) -> str:
-        return str(request.url.update_query(page=str(number)))
-
-    return (link(page.page + 1) if after else None, link(page.page - 1) if before else None)
 
 
 def _json_link(link: str | None) -> bytes:

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from ..live.memory.propagation import Propagation
 from .errors import ApiError
+from .links import Links
 from .responses import plain
 from .v1_queries import inv_hash, node_address, snapshots_query
 
@@ -24,8 +25,9 @@ NOT_SERVED = {  # path -> bitnodes.io's route, as its documentation names it
 
 
 class V1Propagation:
-    def __init__(self, propagation: Propagation) -> None:
+    def __init__(self, propagation: Propagation, *, links: Links | None = None) -> None:
         self.propagation = propagation
+        self.links = links if links is not None else Links(None)
         self._pages: dict[tuple[object, ...], bytes] = {}
         self._pages_for = -1  # the propagation's changes they were built from
 
@@ -36,8 +38,7 @@ class V1Propagation:
         if self._pages_for != self.propagation.changes or len(self._pages) >= MAX_PAGES_KEPT:
             self._pages.clear()
             self._pages_for = self.propagation.changes
-        base = str(request.url.origin())
-        key = (page, base)
+        key = (page, self.links.base(request))  # pages differ by where they were asked for
         body = self._pages.get(key)
         if body is None:
             rows = self.propagation.blocks.rows
@@ -47,7 +48,7 @@ class V1Propagation:
             before = page.page > 1 and page.start - page.limit < count
 
             def link(number: int) -> bytes:
-                return b'"%s"' % str(request.url.update_query(page=str(number))).encode()
+                return b'"%s"' % self.links.this(request, page=str(number)).encode()
 
             next_ = link(page.page + 1) if after else b"null"
             previous = link(page.page - 1) if before else b"null"

@@ -42,6 +42,7 @@ class Counters:
         self.niceness = niceness
         self.deaths = 0  # counts during which a counting process died
         self._pool: ProcessPoolExecutor | None = None
+        self._counting = 0  # counts under way, of every network sharing the pool
 
     @property
     def running(self) -> bool:
@@ -59,12 +60,21 @@ class Counters:
             ``loader_died`` if the process counting it died.
         """
         pool = self._started()
+        self._counting += 1
         try:
             return await asyncio.wrap_future(pool.submit(read_count, path, rules))
         except BrokenProcessPool:
             self.deaths += 1
             self._discard(pool)
             raise LoadError("loader_died", "the process counting it died") from None
+        finally:
+            self._counting -= 1
+
+    def rest(self) -> None:
+        """End the counting processes if no count is under way: one network's backlog is
+        counted, another's may not be."""
+        if self._counting == 0:
+            self.stop()
 
     def stop(self) -> None:
         """End the counting processes; counts under way end with them."""

@@ -178,7 +178,7 @@ class Refresher:
         else:
             self._more_to_count.clear()
             if self.counters is not None:
-                self.counters.stop()  # nothing of them stays at rest
+                self.counters.rest()  # nothing of them stays at rest
 
     def _present(self, listing: Listing, among: Collection[int]) -> list[int]:
         """Those of ``among`` not named from the future, which are rejected as such."""

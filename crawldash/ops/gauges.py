@@ -1,0 +1,260 @@
+"""The data's side of ``/metrics``: what each network's crawls, crawler, watcher and
+indexes look like, read from its state at scrape time (cheap fields, nothing scanned).
+Every series carries the ``network`` it describes."""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from ..crawl.address import NETWORKS
+from ..live.refreshing.rejections import Rejections
+from ..live.state import State
+from .health import IndexHealth, Liveness
+
+REFRESH_BUCKETS = (0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+
+
+@dataclass
+class Durations:
+    """A histogram kept as plain numbers: requests per bucket (the last is +Inf), and
+    their sum."""
+
+    bounds: tuple[float, ...]
+    counts: list[int] = field(default_factory=list)
+    total: float = 0.0
+
+    def observe(self, seconds: float) -> None:
+        if not self.counts:
+            self.counts = [0] * (len(self.bounds) + 1)
+        self.counts[bisect_left(self.bounds, seconds)] += 1
+        self.total += seconds
+
+    def cumulative(self) -> list[tuple[str, float]]:
+        running, pairs = 0, []
+        counts = self.counts or [0] * (len(self.bounds) + 1)
+        for bound, count in zip([*map(str, self.bounds), "+Inf"], counts, strict=True):
+            running += count
+            pairs.append((bound, float(running)))
+        return pairs
+
+
+@dataclass
+class WatchedNetwork:
+    """What ``/metrics`` reads of one network."""
+
+    name: str
+    state: State
+    rejected: Rejections
+    watcher: Liveness
+    indexes: Sequence[IndexHealth]
+    refreshes: Durations = field(default_factory=lambda: Durations(REFRESH_BUCKETS))
+
+
+class Families:
+    """Metric families by name, each gathering one sample per network."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, Metric] = {}
+
+    def gauge(
+        self, name: str, documentation: str, network: str, value: float | None, **labels: str
+    ) -> None:
+        family = self._family(GaugeMetricFamily, name, documentation, labels)
+        if value is not None:
+            family.add_metric([network, *labels.values()], value)  # type: ignore[attr-defined]
+
+    def counter(
+        self, name: str, documentation: str, network: str, value: float, **labels: str
+    ) -> None:
+        family = self._family(CounterMetricFamily, name, documentation, labels)
+        family.add_metric([network, *labels.values()], value)  # type: ignore[attr-defined]
+
+    def _family(
+        self, kind: type[Metric], name: str, documentation: str, labels: dict[str, str]
+    ) -> Metric:
+        full = f"crawldash_{name}"
+        family = self.by_name.get(full)
+        if family is None:
+            made = kind(full, documentation, labels=["network", *labels])  # type: ignore[call-arg]
+            family = self.by_name[full] = made
+        return family
+
+
+class DataCollector(Collector):
+    """Each network's gauges and counters, in one family per name."""
+
+    def __init__(self, networks: Sequence[WatchedNetwork]) -> None:
+        self.networks = networks
+
+    def collect(self) -> Iterator[Metric]:
+        families, now = Families(), time.time()
+        refreshes = HistogramMetricFamily(
+            "crawldash_refresh_duration_seconds",
+            "Time to bring the state up to date.",
+            labels=["network"],
+        )
+        for network in self.networks:
+            _describe_data(families, network.name, network.state, now)
+            _describe_watching(families, network)
+            refreshes.add_metric(
+                [network.name], network.refreshes.cumulative(), network.refreshes.total
+            )
+        yield from families.by_name.values()
+        yield refreshes
+
+
+def _describe_data(families: Families, name: str, state: State, now: float) -> None:
+    snapshot, status = state.snapshot, state.status
+    gauge = families.gauge
+    gauge(
+        "snapshot_timestamp_seconds",
+        "Time of the latest crawl served.",
+        name,
+        snapshot.timestamp if snapshot else None,
+    )
+    gauge(
+        "snapshot_age_seconds",
+        "Age of the latest crawl served.",
+        name,
+        now - snapshot.timestamp if snapshot else None,
+    )
+    gauge(
+        "snapshot_nodes",
+        "Reachable nodes in the latest crawl.",
+        name,
+        snapshot.total_nodes if snapshot else None,
+    )
+    for address_type, count in zip(NETWORKS, snapshot.networks if snapshot else (), strict=False):
+        gauge(
+            "snapshot_nodes_by_address_type",
+            "Reachable nodes in the latest crawl, by address type (ipv4, ipv6, onion...).",
+            name,
+            count,
+            address_type=address_type,
+        )
+    gauge(
+        "consensus_height",
+        "Most common height in the latest crawl.",
+        name,
+        snapshot.latest_height if snapshot else None,
+    )
+    crawler_state = status.state if status else "unknown"
+    gauge("crawler_state", "1 for the state the status file reports.", name, 1, state=crawler_state)
+    gauge(
+        "crawler_queue_size",
+        "Nodes waiting in the crawler's queue.",
+        name,
+        status.queue_size if status else None,
+    )
+    gauge(
+        "crawler_last_elapsed_seconds",
+        "Duration of the crawler's last crawl.",
+        name,
+        status.last_elapsed if status else None,
+    )
+    gauge("history_points", "Crawls held in the history.", name, len(state.history))
+    gauge(
+        "stale",
+        "1 when the latest crawl is older than the stale threshold.",
+        name,
+        int(state.is_stale(now)),
+    )
+    gauge(
+        "stale_after_seconds", "The stale threshold in force.", name, state.effective_stale_after()
+    )
+    gauge("stuck", "1 when the crawler looks stuck.", name, int(state.is_stuck(now)))
+    gauge(
+        "loader_degraded",
+        "1 while new crawls cannot be loaded (the loader hangs or dies; see /healthz).",
+        name,
+        int(state.loader_trouble is not None),
+    )
+    gauge(
+        "data_dir_missing",
+        "1 while the data folder cannot be listed.",
+        name,
+        int(state.data_dir_problem is not None),
+    )
+
+
+def _describe_watching(families: Families, network: WatchedNetwork) -> None:
+    name, watcher = network.name, network.watcher
+    for kind, count in network.rejected.counts.items():
+        families.counter(
+            "files_rejected", "Crawler file versions rejected, by kind.", name, count, kind=kind
+        )
+    families.counter("watcher_restarts", "Times the watcher restarted.", name, watcher.restarts)
+    families.gauge("watcher_up", "1 while the watcher runs.", name, int(watcher.alive))
+    families.gauge(
+        "watcher_watching",
+        "1 once the watcher sees changes to the data folder as they happen.",
+        name,
+        int(watcher.watching),
+    )
+    for index in network.indexes:
+        families.gauge(
+            "index_saved_timestamp_seconds",
+            "When each index was last written.",
+            name,
+            index.saved_at,
+            index=index.name,
+        )
+        families.counter(
+            "index_save_failures",
+            "Saves of each index that failed.",
+            name,
+            index.failures,
+            index=index.name,
+        )
+        families.gauge(
+            "index_save_failing",
+            "1 while the latest save of each index failed (it is retried with back-off).",
+            name,
+            int(index.error is not None),
+            index=index.name,
+        )
+        if index.name == "history":  # also under its older names, which alert rules may use
+            families.gauge(
+                "history_index_saved_timestamp_seconds",
+                "When the history index was last written.",
+                name,
+                index.saved_at,
+            )
+            families.counter(
+                "history_index_save_failures",
+                "Saves of the history index that failed.",
+                name,
+                index.failures,
+            )
+
+
+class BreakdownCollector(Collector):
+    """``--metrics-breakdowns``: each network's latest crawl by country and by user agent."""
+
+    def __init__(self, networks: Sequence[WatchedNetwork]) -> None:
+        self.networks = networks
+
+    def collect(self) -> Iterator[Metric]:
+        families = Families()
+        for by in ("country", "user_agent"):
+            documentation = f"Reachable nodes in the latest crawl, by {by.replace('_', ' ')}."
+            families.gauge(f"snapshot_nodes_by_{by}", documentation, "", None, **{by: ""})
+            for network in self.networks:
+                snapshot = network.state.snapshot
+                for value, count in snapshot.breakdowns[by].counted if snapshot else ():
+                    label = "" if value is None else str(value)
+                    families.gauge(
+                        f"snapshot_nodes_by_{by}", documentation, network.name, count, **{by: label}
+                    )
+        yield from families.by_name.values()

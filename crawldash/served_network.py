@@ -1,0 +1,144 @@
+"""One network as the application serves it: its state, its refresher and watcher, and the
+handlers bound to them, built from its folder. ``app.py`` builds one per network and
+routes them; what the networks share (the loader process, the counting processes, the
+dashboard's files, the request counts) is built there once and handed in.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from .crawl.decode import Rules
+from .live.bodies import Representation, represent
+from .live.loading.archive import Archive, ArchivedSnapshot, load_archived
+from .live.loading.client import LoaderClient
+from .live.loading.counters import Counters
+from .live.memory.index_files import HistoryStore, PresenceStore
+from .live.memory.propagation import Propagation
+from .live.refreshing.refresher import Refresher
+from .live.refreshing.watcher import Watcher
+from .live.state import State
+from .ops.gauges import WatchedNetwork
+from .ops.health import Health
+from .routes import Handler, route_table
+from .settings import NetworkFolder, Settings
+from .web.api import Api
+from .web.events import Broadcaster
+from .web.links import Links
+from .web.network import Network
+from .web.openapi import build_openapi
+from .web.presence import Presences
+from .web.v1 import V1
+from .web.v1_propagation import V1Propagation
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every network of one process uses: one loader process (its calls are one at a
+    time), one pool of counting processes, and the links' public URL."""
+
+    loader: LoaderClient
+    counters: Counters
+    links: Links
+    public_url: str | None
+
+
+@dataclass
+class ServedNetwork:
+    """A network's parts: ``prefix`` is ``/n/NAME``, under which ``routes`` are served."""
+
+    name: str
+    prefix: str
+    state: State
+    refresher: Refresher
+    watcher: Watcher
+    events: Broadcaster
+    propagation: Propagation
+    health: Health
+    watched: WatchedNetwork
+    handlers: dict[str, Handler]
+
+
+def build_network(
+    settings: Settings, folder: NetworkFolder, shared: Shared, propagation_dir: Path | None
+) -> ServedNetwork:
+    """Every part of ``folder``'s network; nothing is read or started yet.
+
+    Args:
+        settings: the service's settings (limits, timeouts and the state folder).
+        folder: the network's name, crawler folder and status file.
+        shared: what the networks of this process share.
+        propagation_dir: where the bridge keeps this network's propagation, if anywhere.
+
+    Returns:
+        The network, its handlers keyed by their unprefixed path.
+    """
+    state = State(
+        history_size=settings.history_size,
+        stale_after=settings.stale_after,
+        stuck_after=settings.stuck_after,
+    )
+    state_dir, data_dir, rules = settings.resolved_state_dir, folder.data_dir, Rules.of(settings)
+    refresher = Refresher(
+        state,
+        HistoryStore.for_data_dir(state_dir, data_dir),
+        PresenceStore.for_data_dir(state_dir, data_dir),
+        shared.loader,
+        data_dir=data_dir,
+        rules=rules,
+        status_file=folder.status_file,
+        counters=shared.counters,
+        max_clock_skew=settings.max_clock_skew,
+    )
+    watcher = Watcher(
+        refresher, data_dir, debounce_ms=settings.debounce_ms, force_polling=settings.force_polling
+    )
+    prefix = f"/n/{folder.name}"
+    api = Api(state, _schemas(shared.public_url, prefix), settings.cache_max_age)
+    events = Broadcaster(
+        state, max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
+    )
+    indexes = (refresher.saver, refresher.presence_saver)
+    health = Health(state, watcher, indexes)
+    propagation = Propagation(propagation_dir)
+
+    async def load_older(path: Path, timestamp: int) -> ArchivedSnapshot:
+        return await shared.loader.run(load_archived, path, timestamp, rules)
+
+    handlers = route_table(
+        api,
+        Network(state, api.until_next_crawl, links=shared.links),
+        Presences(state),
+        V1(state, Archive(data_dir, load_older), api.until_next_crawl, links=shared.links),
+        V1Propagation(propagation, links=shared.links),
+        events,
+        health,
+    )
+    watched = WatchedNetwork(folder.name, state, refresher.rejected, watcher, indexes)
+    return ServedNetwork(
+        folder.name,
+        prefix,
+        state,
+        refresher,
+        watcher,
+        events,
+        propagation,
+        health,
+        watched,
+        handlers,
+    )
+
+
+def _schemas(public_url: str | None, prefix: str) -> tuple[Representation, Representation]:
+    """The OpenAPI document as served at the root and under ``prefix``: their ``servers``."""
+    made = time.time()
+    at_root = build_openapi(public_url or "/")
+    under_prefix = build_openapi((public_url or "") + prefix)
+    return (
+        represent(msgspec.json.encode(at_root), made),
+        represent(msgspec.json.encode(under_prefix), made),
+    )

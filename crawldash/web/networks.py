@@ -1,0 +1,67 @@
+"""``/api/networks``: the networks one crawldash serves, with their newest crawl and its
+freshness; and the answers for ``/n/NAME`` paths of no network."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import msgspec
+from aiohttp import hdrs, web
+
+from ..live.bodies import Representation, represent
+from ..live.state import State
+from ..models import NetworkRow, NetworksBody
+from .errors import ApiError, method_not_allowed, not_found
+from .responses import headers_for, respond
+
+_encoder = msgspec.json.Encoder()
+
+
+class Networks:
+    """The list, encoded at most once a second (it holds ages), and the ``/n/`` catch-all."""
+
+    def __init__(self, networks: Sequence[tuple[str, State]]) -> None:
+        self.networks = networks
+        self.names = frozenset(name for name, _ in networks)
+        self._body: tuple[int, Representation] | None = None
+
+    async def listing(self, request: web.Request) -> web.Response:
+        now = int(time.time())
+        if self._body is None or self._body[0] != now:
+            self._body = (now, represent(_encoder.encode(self.body(now)), now))
+        return respond(request, self._body[1], "no-cache")
+
+    def body(self, now: int) -> NetworksBody:
+        rows = []
+        for name, state in self.networks:
+            snapshot = state.snapshot
+            rows.append(
+                NetworkRow(
+                    name=name,
+                    path=f"n/{name}/",
+                    snapshot_timestamp=snapshot.timestamp if snapshot else None,
+                    snapshot_age=now - snapshot.timestamp if snapshot else None,
+                    nodes=snapshot.total_nodes if snapshot else None,
+                    stale=state.is_stale(now),
+                    stuck=state.is_stuck(now),
+                )
+            )
+        return NetworksBody(rows)
+
+    async def unknown(self, request: web.Request) -> web.Response:
+        """``/n/NAME`` and below, of a path no route has: a network's page without its
+        slash is sent to it (relatively, so that it works behind a proxy at any path);
+        a name of no network is 404 ``network_not_found``."""
+        if request.method not in ("GET", "HEAD"):
+            raise method_not_allowed(request.method)
+        name, tail = request.match_info["network"], request.match_info["tail"]
+        if name not in self.names:
+            served = ", ".join(name for name, _ in self.networks)
+            raise ApiError(
+                404, "network_not_found", f"no network named {name!r}; the networks: {served}"
+            )
+        if not tail:
+            moved = headers_for(extra={hdrs.CACHE_CONTROL: "public, max-age=3600"})
+            raise web.HTTPPermanentRedirect(f"{name}/", headers=moved)
+        return await not_found(request)
