@@ -121,6 +121,23 @@ async def test_without_a_public_url_each_host_gets_its_own_links(serve: Serve, t
         assert links == expected_links(f"http://{host}", "/n/testnet4", CRAWLS["testnet4"][-1])
 
 
+async def test_a_kept_page_gives_no_client_its_unknown_parameters(serve: Serve, tmp_path: Path):
+    """List pages are kept by their parsed query: the links in them carry only the
+    parameters the route knows, whoever asked first."""
+    client = await serve(**two_networks(tmp_path))
+    await counted(client, "/n/testnet4")
+    at = str(client.make_url("")).rstrip("/") + "/n/testnet4"
+    lists = {
+        "/api/v1/snapshots/?limit=1": f"{at}/api/v1/snapshots/?limit=1&page=2",
+        "/api/v1/inv/?limit=1": f"{at}/api/v1/inv/?limit=1&page=2",
+        "/api/v1/nodes/?limit=1&q=199": f"{at}/api/v1/nodes/?limit=1&q=199&page=2",
+    }
+    for path, wanted in lists.items():
+        first = await get(client, f"/n/testnet4{path}&token=secret")
+        again = await get(client, f"/n/testnet4{path}")
+        assert first["next"] == again["next"] == wanted, path
+
+
 def test_the_links_of_a_request():
     proxied = Links(PUBLIC)
     direct = Links(None)

@@ -5,6 +5,8 @@ request's network prefix (``/n/NAME``), so that a link from a network leads back
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from aiohttp import web
 from yarl import URL
 
@@ -28,10 +30,15 @@ class Links:
         root = self.public_url if self.public_url is not None else self._origin(request)
         return root + network_prefix(request.path)
 
-    def this(self, request: web.Request, **query: str) -> str:
+    def this(self, request: web.Request, keep: Collection[str] | None = None, **query: str) -> str:
         """The request's own URL with ``query`` set in its query string, made absolute
-        as ``base`` is (its path already holds the network prefix)."""
-        own = str(request.rel_url.update_query(query))
+        as ``base`` is (its path already holds the network prefix). With ``keep``, only
+        those of the request's parameters stay: a page kept for its parsed query must not
+        hand one client's unknown parameters to the next."""
+        url = request.rel_url
+        if keep is not None:
+            url = url.with_query([(k, v) for k, v in url.query.items() if k in keep])
+        own = str(url.update_query(query))
         root = self.public_url if self.public_url is not None else self._origin(request)
         return root + own
 

@@ -4,7 +4,7 @@ API v1" lists what is served and what is not)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import msgspec
 from aiohttp import web
@@ -30,6 +30,8 @@ from .v1_queries import (
 
 IMMUTABLE = "public, max-age=31536000, immutable"  # a crawl never changes once written
 MAX_PAGES_KEPT = 256
+PAGE_PARAMETERS = ("limit",)  # what a list page is made from, but its number
+NODES_PARAMETERS = ("limit", "country", "q")
 _encoder = msgspec.json.Encoder()
 
 
@@ -66,7 +68,7 @@ class V1:
                 assert entry is not None
                 url = f"{base}/api/v1/snapshots/{timestamp}/"
                 refs.append(V1SnapshotRef(url, timestamp, entry.reachable, entry.height))
-            next_, previous = self._links(request, page, len(counted))
+            next_, previous = self._links(request, page, len(counted), PAGE_PARAMETERS)
             body = self._keep(
                 key, _encoder.encode(V1SnapshotList(len(counted), next_, previous, refs))
             )
@@ -120,7 +122,7 @@ class V1:
                 b'{"address":"%s","data":%s}' % (addresses[i].encode(), node_row(nodes.at(i)))
                 for i in found[page.start : page.start + page.limit]
             )
-            links = self._links(request, page, len(found))
+            links = self._links(request, page, len(found), NODES_PARAMETERS)
             next_, previous = (_json_link(link) for link in links)
             body = b'{"timestamp":%d,"count":%d,"next":%s,"previous":%s,"results":[%s]}' % (
                 served.timestamp,
@@ -133,13 +135,16 @@ class V1:
                 self._keep(key, body)
         return plain(body)
 
-    def _links(self, request: web.Request, page: Page, count: int) -> tuple[str | None, str | None]:
-        """The URLs of the next and previous pages, None where there is none."""
+    def _links(
+        self, request: web.Request, page: Page, count: int, keep: Collection[str]
+    ) -> tuple[str | None, str | None]:
+        """The URLs of the next and previous pages, None where there is none; of the
+        request's parameters only ``keep`` (those the page was made from) stay."""
         after = page.start + page.limit < count
         before = page.page > 1 and page.start - page.limit < count
 
         def link(number: int) -> str:
-            return self.links.this(request, page=str(number))
+            return self.links.this(request, keep, page=str(number))
 
         return (link(page.page + 1) if after else None, link(page.page - 1) if before else None)
 

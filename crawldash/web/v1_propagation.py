@@ -48,7 +48,7 @@ class V1Propagation:
             before = page.page > 1 and page.start - page.limit < count
 
             def link(number: int) -> bytes:
-                return b'"%s"' % self.links.this(request, page=str(number)).encode()
+                return b'"%s"' % self.links.this(request, ("limit",), page=str(number)).encode()
 
             next_ = link(page.page + 1) if after else b"null"
             previous = link(page.page - 1) if before else b"null"
