@@ -129,3 +129,26 @@ def shared_folder() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="crawldash-test-"))
     folder.chmod(0o755)
     return folder
+
+
+def nginx_config(folder: Path, example: Path, port: int, upstream: str) -> Path:
+    """An nginx example run as an operator would, its cache, upstream and port put in
+    ``folder`` (each replacement must find its line), inside a main configuration of its
+    own; returns that configuration's path."""
+    conf = example.read_text()
+    for old, new in (
+        ("/var/cache/nginx/", f"{folder}/cache/"),
+        ("server 127.0.0.1:8080;", f"server {upstream};"),
+        ("listen 80;", f"listen 127.0.0.1:{port};"),
+    ):
+        assert old in conf, old
+        conf = conf.replace(old, new)
+    (folder / "cache").mkdir()
+    (folder / "crawldash.conf").write_text(conf)
+    (folder / "nginx.conf").write_text(
+        f"user root;\nerror_log {folder}/error.log;\npid {folder}/nginx.pid;\n"
+        "daemon off;\nevents {}\n"
+        f"http {{ access_log off; client_body_temp_path {folder}/body; "
+        f"proxy_temp_path {folder}/proxy; include {folder}/crawldash.conf; }}\n"
+    )
+    return folder / "nginx.conf"

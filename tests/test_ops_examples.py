@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from .factories import export_body, rows, write_snapshot
-from .process import free_port, serving
+from .process import free_port, nginx_config, serving
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 PROMETHEUS = EXAMPLES / "prometheus"
@@ -136,19 +136,7 @@ def test_the_bridge_unit_keeps_the_redis_url_in_an_environment_file():
 def nginx_in_front(tmp_path: Path, upstream: str) -> tuple[Path, int]:
     """The example configuration, its paths and ports put here; returns the config and port."""
     port = free_port()
-    conf = (EXAMPLES / "nginx" / "crawldash.conf").read_text()
-    (tmp_path / "cache").mkdir()
-    conf = conf.replace("/var/cache/nginx/", f"{tmp_path}/cache/")
-    conf = conf.replace("server 127.0.0.1:8080;", f"server {upstream};")
-    conf = conf.replace("listen 80;", f"listen 127.0.0.1:{port};")
-    (tmp_path / "crawldash.conf").write_text(conf)
-    (tmp_path / "nginx.conf").write_text(
-        f"user root;\nerror_log {tmp_path}/error.log;\npid {tmp_path}/nginx.pid;\n"
-        "daemon off;\nevents {}\n"
-        f"http {{ access_log off; client_body_temp_path {tmp_path}/body; "
-        f"proxy_temp_path {tmp_path}/proxy; include {tmp_path}/crawldash.conf; }}\n"
-    )
-    return tmp_path / "nginx.conf", port
+    return nginx_config(tmp_path, EXAMPLES / "nginx" / "crawldash.conf", port, upstream), port
 
 
 @pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx (Debian nginx) missing")

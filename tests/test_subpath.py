@@ -27,7 +27,7 @@ from crawldash.crawl.propagation import (
 )
 
 from .factories import export_body, rows, write_snapshot
-from .process import free_port, serving, wait_until
+from .process import free_port, nginx_config, serving, wait_until
 
 CONF = Path(__file__).parent.parent / "examples" / "nginx" / "crawldash-subpath.conf"
 CHROMIUM = "/usr/bin/chromium"
@@ -65,24 +65,7 @@ def write_network(folder: Path, kept: Path, timestamps: list[int], first_octet: 
 
 
 def nginx_conf(folder: Path, port: int, upstream: str) -> Path:
-    """The example, its paths and ports put here (each replacement must find its line)."""
-    conf = CONF.read_text()
-    for old, new in (
-        ("/var/cache/nginx/", f"{folder}/cache/"),
-        ("server 127.0.0.1:8080;", f"server {upstream};"),
-        ("listen 80;", f"listen 127.0.0.1:{port};"),
-    ):
-        assert old in conf, old
-        conf = conf.replace(old, new)
-    (folder / "cache").mkdir()
-    (folder / "crawldash.conf").write_text(conf)
-    (folder / "nginx.conf").write_text(
-        f"user root;\nerror_log {folder}/error.log;\npid {folder}/nginx.pid;\n"
-        "daemon off;\nevents {}\n"
-        f"http {{ access_log off; client_body_temp_path {folder}/body; "
-        f"proxy_temp_path {folder}/proxy; include {folder}/crawldash.conf; }}\n"
-    )
-    return folder / "nginx.conf"
+    return nginx_config(folder, CONF, port, upstream)
 
 
 def fetch(url: str) -> tuple[int, str, bytes]:
