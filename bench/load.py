@@ -6,8 +6,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
-import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -146,18 +144,3 @@ def _memory_mib(pid: int, file: str, field: str) -> float:
             continue
         total += sum(int(line.split()[1]) for line in text.splitlines() if line.startswith(field))
     return total / 1024
-
-
-def loaded_in_a_fresh_process(module: str, data: bytes, suffix: str) -> list[str]:
-    """``python -m module --load FILE`` with ``data`` in FILE: a load measured in a process
-    of its own, so that the memory it adds is the load's alone. Returns what it printed,
-    split into words."""
-    with tempfile.NamedTemporaryFile(suffix=suffix) as file:
-        file.write(data)
-        file.flush()
-        return subprocess.run(
-            [sys.executable, "-m", module, "--load", file.name],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split()

@@ -10,15 +10,12 @@ it too.
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from pathlib import Path
 
-import msgspec
 from pyroaring import FrozenBitMap
 
-from bench.load import loaded_in_a_fresh_process
-from bench.report import measure_line
+from bench.fresh_process import command_line, loaded_in_a_fresh_process, own_rss_mib
 from bench.rows import Measure, Section, Shape, Unit
 from crawldash.live.memory.presence import SLICE, Presence
 from crawldash.live.memory.presence_codec import (
@@ -72,20 +69,13 @@ async def _loop_holds(longest: list[float]) -> None:
         longest[0] = max(longest[0], time.perf_counter() - started)
 
 
-def rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def load(path: str) -> None:
     """In a fresh process: the memory and time that loading the index takes."""
-    before = rss_mib()
+    before = own_rss_mib()
     started = time.perf_counter()
     presence = decode_presence(Path(path).read_bytes())
     seconds = time.perf_counter() - started
-    print(f"{seconds:.3f} {rss_mib() - before:.1f} {len(presence)}")
+    print(f"{seconds:.3f} {own_rss_mib() - before:.1f} {len(presence)}")
 
 
 def main(crawls: int = 8640, nodes: int = 15_000) -> list[Measure]:
@@ -131,11 +121,4 @@ def row(name: str, values: tuple[float, ...], unit: Unit, digits: int) -> Measur
 
 
 if __name__ == "__main__":
-    arguments = sys.argv[1:]
-    if arguments[:1] == ["--load"]:
-        load(arguments[1])
-    elif arguments[:1] == ["--json"]:
-        sys.stdout.buffer.write(msgspec.json.encode(main(*map(int, arguments[1:3]))))
-    else:
-        for measure in main(*map(int, arguments[:2])):
-            print(measure_line(measure))
+    command_line(main, load)

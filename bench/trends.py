@@ -11,16 +11,13 @@ start does.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import msgspec
 
-from bench.load import loaded_in_a_fresh_process
-from bench.presence import rss_mib
-from bench.report import measure_line
+from bench.fresh_process import command_line, loaded_in_a_fresh_process, own_rss_mib
 from bench.rows import Measure, Section, Shape, Unit
 from crawldash.crawl.address import NETWORKS
 from crawldash.crawl.breakdown import Value, tally
@@ -67,12 +64,12 @@ def build(crawls: int, nodes: int) -> History:
 def load(path: str) -> None:
     """In a fresh process: the memory and time that loading the index takes, and the CPU
     of the first answers over the whole history."""
-    before = rss_mib()
+    before = own_rss_mib()
     started = time.perf_counter()
     history = History(10**6)
     history.restore(decode_kept(Path(path).read_bytes())[1])
     seconds = time.perf_counter() - started
-    added = rss_mib() - before
+    added = own_rss_mib() - before
     trends = Trends(history)
     started = time.process_time()
     trends.counts("country", 10, len(history))
@@ -130,11 +127,4 @@ def row(
 
 
 if __name__ == "__main__":
-    arguments = sys.argv[1:]
-    if arguments[:1] == ["--load"]:
-        load(arguments[1])
-    elif arguments[:1] == ["--json"]:
-        sys.stdout.buffer.write(msgspec.json.encode(main(*map(int, arguments[1:3]))))
-    else:
-        for measure in main(*map(int, arguments[:2])):
-            print(measure_line(measure))
+    command_line(main, load)
