@@ -58,7 +58,7 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
         },
     )
     loader = loader or LoaderClient(timeout=settings.load_timeout)
-    shared = Shared(loader, Counters(), Links(settings.public_url), settings.public_url)
+    shared = Shared(loader, Counters(), Links(settings.public_url))
     propagation_dirs = dict(settings.network_propagation_dirs)
     if settings.propagation_dir is not None:
         propagation_dirs.setdefault(folders[0].name, settings.propagation_dir)
@@ -87,7 +87,6 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
     if cors is not None:
         app.on_response_prepare.append(cors.add_headers)
     for network in networks:
-        network.refresher.observers.append(network.watched.refreshes.observe)
         app.on_shutdown.append(network.events.end_streams)  # so that the server stops at once
     app[NETWORKS], app[LOADER], app[COUNTERS] = networks, loader, shared.counters
     app.cleanup_ctx.append(keep_fresh)

@@ -177,7 +177,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check_networks(settings: Settings, given: argparse.Namespace) -> None:
     """One way to name the folders served, and no option naming a network not served."""
-    if settings.networks and ("data_dir" in given or "CRAWLDASH_DATA_DIR" in os.environ):
+    data_dir_variable = dict(options_of(Settings))["data_dir"].env or ""
+    if settings.networks and ("data_dir" in given or data_dir_variable in os.environ):
         raise UsageError(
             "give the folders served with --data-dir (one network) or --network NAME=DIR, not both"
         )

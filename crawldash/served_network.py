@@ -39,12 +39,11 @@ from .web.v1_propagation import V1Propagation
 @dataclass(frozen=True)
 class Shared:
     """What every network of one process uses: one loader process (its calls are one at a
-    time), one pool of counting processes, and the links' public URL."""
+    time), one pool of counting processes, and the links (with the public URL)."""
 
     loader: LoaderClient
     counters: Counters
     links: Links
-    public_url: str | None
 
 
 @dataclass
@@ -98,7 +97,7 @@ def build_network(
         refresher, data_dir, debounce_ms=settings.debounce_ms, force_polling=settings.force_polling
     )
     prefix = f"/n/{folder.name}"
-    api = Api(state, _schemas(shared.public_url, prefix), settings.cache_max_age)
+    api = Api(state, _schemas(shared.links.public_url, prefix), settings.cache_max_age)
     events = Broadcaster(
         state, max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
     )
@@ -119,6 +118,7 @@ def build_network(
         health,
     )
     watched = WatchedNetwork(folder.name, state, refresher.rejected, watcher, indexes)
+    refresher.observers.append(watched.refreshes.observe)
     return ServedNetwork(
         folder.name,
         prefix,

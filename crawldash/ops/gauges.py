@@ -31,19 +31,19 @@ class Durations:
     their sum."""
 
     bounds: tuple[float, ...]
-    counts: list[int] = field(default_factory=list)
+    counts: list[int] = field(init=False)
     total: float = 0.0
 
+    def __post_init__(self) -> None:
+        self.counts = [0] * (len(self.bounds) + 1)
+
     def observe(self, seconds: float) -> None:
-        if not self.counts:
-            self.counts = [0] * (len(self.bounds) + 1)
         self.counts[bisect_left(self.bounds, seconds)] += 1
         self.total += seconds
 
     def cumulative(self) -> list[tuple[str, float]]:
         running, pairs = 0, []
-        counts = self.counts or [0] * (len(self.bounds) + 1)
-        for bound, count in zip([*map(str, self.bounds), "+Inf"], counts, strict=True):
+        for bound, count in zip([*map(str, self.bounds), "+Inf"], self.counts, strict=True):
             running += count
             pairs.append((bound, float(running)))
         return pairs

@@ -14,6 +14,7 @@ from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, M
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from ..web.links import NETWORK_PATH, network_prefix
 from ..web.responses import plain
 from .gauges import BreakdownCollector, DataCollector, WatchedNetwork
 
@@ -54,9 +55,9 @@ class RequestStats:
         """(network, route) of a counted path."""
         if path == OTHER:
             return "", OTHER
-        if path.startswith("/n/"):
-            name, _, rest = path[3:].partition("/")
-            return name, "/" + rest
+        prefix = network_prefix(path)
+        if prefix:
+            return prefix.removeprefix(NETWORK_PATH), path.removeprefix(prefix)
         return self.first_network, path
 
 
