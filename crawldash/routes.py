@@ -76,12 +76,12 @@ def add_routes(
     cors: Cors | None,
 ) -> list[str]:
     """Every route of every (prefix, table), then the catch-alls: ``/n/NAME`` of a path no
-    route has, other methods, other paths. Returns the paths."""
+    route has, other methods, other paths. Returns the routes as declared (each resource's
+    canonical path: ``/static/{name}``), the catch-alls left out."""
     paths = []
     for prefix, table in tables:
         for path, handler in table.items():
-            _add(app, prefix + path, handler, cors)
-            paths.append(prefix + path)
+            paths.append(_add(app, prefix + path, handler, cors))
     app.router.add_route("*", r"/n/{network:[^/]*}{tail:(/[\s\S]*)?}", unknown_network)
     # Any other path, newlines and all. (aiohttp answers a request whose target is not a
     # path, CONNECT's host:port or *, and unknown methods itself, in plain text.)
@@ -89,10 +89,11 @@ def add_routes(
     return paths
 
 
-def _add(app: web.Application, path: str, handler: Handler, cors: Cors | None) -> None:
+def _add(app: web.Application, path: str, handler: Handler, cors: Cors | None) -> str:
     resource = app.router.add_resource(path)
     resource.add_route("GET", handler)
     resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
     if cors is not None:
         resource.add_route("OPTIONS", cors.preflight)
     resource.add_route("*", not_allowed)
+    return resource.canonical

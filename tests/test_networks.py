@@ -116,6 +116,7 @@ def test_names_paths_and_metrics_per_network(folders: dict[str, Path], tmp_path:
         with urllib.request.urlopen(request, timeout=10) as response:  # follows the redirect
             assert response.url == f"{base}/n/testnet4/"
             assert b"<html" in response.read()
+        get(f"{base}/n/testnet4/api/v1/snapshots/latest/")  # a route with a path parameter
         with urllib.request.urlopen(f"{base}/n/testnet4/metrics", timeout=10) as response:
             own = response.read().decode()
         with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
@@ -126,6 +127,9 @@ def test_names_paths_and_metrics_per_network(folders: dict[str, Path], tmp_path:
     for name, count in newest.items():
         assert f'crawldash_snapshot_nodes{{network="{name}"}} {count}.0' in every
     assert 'crawldash_crawler_state{network="testnet4",state="starting"} 1.0' in every
+    # Requests are counted by the route that answered them, as it was declared.
+    latest = 'route="/api/v1/snapshots/{timestamp}/",status="200"} 1.0'
+    assert f'crawldash_http_requests_total{{network="testnet4",{latest}' in own
     # Each network has its own history and presence files in the one state folder.
     assert len(list((tmp_path / "state").rglob("history*"))) == 2
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from crawldash.app import NETWORKS, create_app
 
 from .conftest import Client, eventually, watching
 from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status
+from .process import serving, wait_until
 
 NOW = int(time.time())
 
@@ -218,3 +221,21 @@ async def test_requests_are_counted_whether_or_not_the_access_log_is_written(
     assert histogram == 2
     inf = after[key("crawldash_http_request_duration_seconds_bucket", le="+Inf", route=check)]
     assert inf == 2
+
+
+def test_a_request_refused_before_routing_is_counted_and_logs_no_traceback(
+    data_dir: Path, tmp_path: Path
+):
+    write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
+    with serving(data_dir, tmp_path / "state") as base:  # which fails on a traceback
+        port = int(base.rpartition(":")[2])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            connection.sendall(b"GET /api/status HTTP/1.1\r\nHost: x\r\nContent-Length: zz\r\n\r\n")
+            assert connection.recv(64).startswith(b"HTTP/1.0 400 ")
+        refused = key("crawldash_http_requests_total", "", route="other", status="400")
+
+        def counted() -> bool:
+            with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
+                return samples(response.read().decode()).get(refused) == 1
+
+        wait_until(counted)

@@ -25,30 +25,35 @@ OTHER = "other"  # the route label of a request to no route (a 404)
 class RequestStats:
     """Request counts and latency histograms kept as plain numbers: a request costs one
     dictionary lookup and two list updates; ``RequestSeries`` turns them into Prometheus
-    series at scrape time. Requests are labelled by the route's path, a network's prefix
-    (``/n/NAME``) taken off into the ``network`` label; anything else (a 404) is
-    ``other``, of no network."""
+    series at scrape time. Requests are labelled by the route that answered them, as it
+    was declared (``/api/v1/inv/{inv_hash}/``), a network's prefix (``/n/NAME``) taken off
+    into the ``network`` label; a request no route answered (a 404) is ``other``, of no
+    network."""
 
     def __init__(self, first_network: str = "main") -> None:
         self.first_network = first_network  # the one the unprefixed routes serve
-        self.routes: frozenset[str] = frozenset()  # paths counted under their own label
-        # (path, status) -> [requests per latency bucket (the last is +Inf)..., seconds];
-        # other paths share their status's cell without a key of their own.
+        self.routes: frozenset[str] = frozenset()  # routes counted under their own label
+        # (label, status) -> [requests per latency bucket (the last is +Inf)..., seconds]
         self.cells: dict[tuple[str, int], list[float]] = {}
+        # (route, status) -> its label's cell: the catch-alls' and None's are other's
+        self._cell_of: dict[tuple[str | None, int], list[float]] = {}
 
-    def label_routes(self, paths: Iterable[str]) -> None:
-        self.routes = frozenset(path for path in paths if "{" not in path)
+    def label_routes(self, routes: Iterable[str]) -> None:
+        self.routes = frozenset(routes)
 
-    def record(self, path: str, status: int, seconds: float) -> None:
-        cell = self.cells.get((path, status)) or self._cell(path, status)
+    def record(self, route: str | None, status: int, seconds: float) -> None:
+        """One answered request; ``route`` is the declared path of the route that
+        answered it (None: none matched)."""
+        cell = self._cell_of.get((route, status)) or self._cell(route, status)
         cell[bisect_left(LATENCY_BUCKETS, seconds)] += 1
         cell[-1] += seconds
 
-    def _cell(self, path: str, status: int) -> list[float]:
-        route = path if path in self.routes else OTHER
-        cell = self.cells.get((route, status))
+    def _cell(self, route: str | None, status: int) -> list[float]:
+        label = route if route is not None and route in self.routes else OTHER
+        cell = self.cells.get((label, status))
         if cell is None:
-            cell = self.cells[route, status] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+            cell = self.cells[label, status] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        self._cell_of[route, status] = cell
         return cell
 
     def network_of(self, path: str) -> tuple[str, str]:
