@@ -70,10 +70,12 @@ def many_nodes(count: int) -> list[tuple[str, int]]:
 def fill(client: redis.Redis) -> dict[str, list[tuple[str, int]]]:
     """Two blocks' announcements as ping.py writes them; what each should keep, as
     ``[canonical address, ms]`` sorted as Redis sorts (by time, then member)."""
-    a_nodes = [(V6, 8333), (V4, 8333), (ONION, 8333), *many_nodes(20)]
+    # Over 128 members: Redis keeps A as a skiplist, which the bridge reads with DUMP; B,
+    # a small set, it reads with ZRANGE.
+    a_nodes = [(V6, 8333), (V4, 8333), (ONION, 8333), *many_nodes(200)]
     expected_a = []
     for i, node in enumerate(a_nodes):
-        ms = T0 + (i * 7919) % 23 * 131 + i % 3  # distinct times, not in order
+        ms = T0 + (i * 7919) % 1009 * 13 + i % 3  # distinct times, not in order
         announce(client, BLOCK_A, node, ms + 900)
         announce(client, BLOCK_A, node, ms)  # LT: the earlier time wins
         announce(client, BLOCK_A, node, ms + 400)  # a later inv: ignored

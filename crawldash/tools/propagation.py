@@ -9,10 +9,10 @@ first; both expire three hours after their last write. ``opendata`` holds the no
 
 Each pass walks the keys with SCAN (never KEYS), at most ``MAX_KEYS_PER_PASS`` of each, so
 Redis is never blocked for long. A block is read again only when its count of announcements
-changed; its statistics are computed inside Redis (``block_stats.py``). What a pass read is
-merged into what is kept: a block keeps its record with the most announcements (so a Redis
-that restarts empty loses nothing), and a node's new round-trip time is seen as its
-``rtt:`` key's expiry moving forward (cache_inv renews it on every push).
+changed (``block_stats.py`` reads it). What a pass read is merged into what is kept: a
+block keeps its record with the most announcements (so a Redis that restarts empty loses
+nothing), and a node's new round-trip time is seen as its ``rtt:`` key's expiry moving
+forward (cache_inv renews it on every push).
 
 The latency file holds every node's cells for 30 days, so it is written once per 10-minute
 bucket (when the first pass of a new bucket finds the last one complete) and when the
@@ -117,18 +117,22 @@ class Collector:
         assert self._blocks is not None
         changed, deadline = False, time.monotonic() + BLOCKS_BUDGET
         for keys in _batches(self._scan("binv:*")):
+            if time.monotonic() > deadline:
+                break
             pipe = self.client.pipeline(transaction=False)
             for key in keys:
                 pipe.zcard(key)
+            counts, wanted = {}, []
             for key, count in zip(keys, pipe.execute(raise_on_error=False), strict=True):
                 block_hash = key[5:].decode(errors="replace").lower()
                 if isinstance(count, Exception) or not BLOCK_HASH.fullmatch(block_hash):
                     self._once(f"key:{key!r}", "skipped %r: not a sorted set of a block hash", key)
-                    continue
-                if count == self._counts.get(block_hash) or time.monotonic() > deadline:
-                    continue
-                self._counts[block_hash] = count
-                block = self.stats.read(key, block_hash, self._once)
+                elif count != self._counts.get(block_hash):
+                    counts[key] = count
+                    wanted.append((key, block_hash))
+            for key, block in self.stats.read(wanted, self._once, deadline):
+                block_hash = key[5:].decode().lower()
+                self._counts[block_hash] = counts[key]
                 kept = self._blocks.get(block_hash)
                 if block is not None and (kept is None or block.nodes >= kept.nodes):
                     changed = changed or block != kept

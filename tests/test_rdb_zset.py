@@ -1,0 +1,88 @@
+"""Large sorted sets read from a real redis-server's DUMP, against its own ZRANGE; and
+what the bridge makes of a block read that way, against statistics computed here."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+import redis
+
+from crawldash.tools.block_stats import BlockStats
+from crawldash.tools.rdb_zset import NotASkiplist, read_zset_dump
+
+from .test_bridge import redis_port  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.slow
+
+T0 = 1_790_000_000_000
+BLOCK = "00000000000000000003" + "c" * 44
+
+
+def members_of_every_encoding(count: int) -> dict[str, float]:
+    """Members as Redis stores them in each way: short, 64 bytes or more, an integer, and
+    long and repetitive (LZF-compressed); some scores shared, some not whole."""
+    rng = random.Random(7)
+    found: dict[str, float] = {}
+    for i in range(count):
+        member = [
+            f"10.0.{i // 256}.{i % 256}-8333",
+            f"{rng.randrange(1 << 31)}",
+            "a" * 56 + f".onion-{i}",
+            "x" * 70 + str(i),
+            f"{''.join(rng.choice('abcdefghijklmnopqrstuvwxyz234567') for _ in range(56))}.onion",
+        ][i % 5]
+        found[member] = T0 + rng.randrange(50) * 100 + (0.5 if i % 7 == 0 else 0)
+    return found
+
+
+def test_a_dump_reads_as_zrange_gives_it(redis_port: int) -> None:  # noqa: F811
+    client = redis.Redis(port=redis_port)
+    members = members_of_every_encoding(1000)
+    client.zadd("big", members)
+    assert client.object("encoding", "big") == b"skiplist"
+    payload = client.dump("big")
+    assert isinstance(payload, bytes)
+    assert len(payload) < sum(len(m) + 9 for m in members)  # some were compressed
+    read = read_zset_dump(payload)
+    assert read == tuple(map(list, zip(*client.zrange("big", 0, -1, withscores=True), strict=True)))
+
+
+def test_what_is_not_a_large_sorted_set_is_refused(redis_port: int) -> None:  # noqa: F811
+    client = redis.Redis(port=redis_port)
+    client.zadd("small", {"10.0.0.1-8333": T0})
+    client.set("text", "not a sorted set")
+    client.zadd("big", members_of_every_encoding(300))
+    big = client.dump("big")
+    assert isinstance(big, bytes)
+    for payload in (client.dump("small"), client.dump("text"), big[:-400], b""):
+        assert isinstance(payload, bytes)
+        with pytest.raises(NotASkiplist):
+            read_zset_dump(payload)
+
+
+@pytest.mark.parametrize("dump", [True, False])
+def test_a_large_block_s_statistics(redis_port: int, dump: bool) -> None:  # noqa: F811
+    client = redis.Redis(port=redis_port)
+    times = {f"10.1.{i // 200}.{i % 200 + 1}-8333": T0 + (i * 7919) % 1009 * 7 for i in range(600)}
+    times["2001:db8::5-8333"] = T0 + 3
+    client.zadd(f"binv:{BLOCK}", {**times, "not an address": T0 - 1})
+    said: list[str] = []
+    stats = BlockStats(client)
+    stats.dump = dump  # as with a server that refuses DUMP
+    ((_, block),) = stats.read(
+        [(f"binv:{BLOCK}".encode(), BLOCK)], lambda *a: said.append(a[1] % a[2:]), 1e18
+    )
+    assert block is not None
+    ordered = sorted(times.items(), key=lambda item: (item[1], item[0]))
+    delays = [ms - ordered[0][1] for _, ms in ordered]
+    deciles = statistics.quantiles(delays, n=10, method="inclusive")
+    assert (block.first_seen, block.nodes, block.max) == (T0, 601, delays[-1])
+    assert block.mean == pytest.approx(statistics.fmean(delays), abs=1e-9)
+    assert block.std == pytest.approx(statistics.pstdev(delays), abs=1e-9)
+    assert block.p50 == pytest.approx(deciles[4])
+    assert block.p90 == pytest.approx(deciles[8])
+    assert block.head[:2] == [("10.1.0.1:8333", T0), ("[2001:db8::5]:8333", T0 + 3)]
+    assert len(block.head) == 10
+    assert said == [f"block {BLOCK}: 1 malformed members skipped, e.g. b'not an address'"]
