@@ -41,12 +41,16 @@ def test_a_dump_reads_as_zrange_gives_it(redis_port: int) -> None:  # noqa: F811
     client = redis.Redis(port=redis_port)
     members = members_of_every_encoding(1000)
     client.zadd("big", members)
-    assert client.object("encoding", "big") == b"skiplist"
-    payload = client.dump("big")
-    assert isinstance(payload, bytes)
-    assert len(payload) < sum(len(m) + 9 for m in members)  # some were compressed
-    read = read_zset_dump(payload)
-    assert read == tuple(map(list, zip(*client.zrange("big", 0, -1, withscores=True), strict=True)))
+    short = {f"10.0.{i // 256}.{i % 256}-8333": T0 + i % 40 for i in range(1000)}
+    client.zadd("short", short)  # ping.py's members: read in one struct format
+    for key, added in (("big", members), ("short", short)):
+        assert client.object("encoding", key) == b"skiplist"
+        payload = client.dump(key)
+        assert isinstance(payload, bytes)
+        if key == "big":
+            assert len(payload) < sum(len(m) + 9 for m in added)  # some were compressed
+        pairs = client.zrange(key, 0, -1, withscores=True)
+        assert read_zset_dump(payload) == tuple(map(list, zip(*pairs, strict=True)))
 
 
 def test_what_is_not_a_large_sorted_set_is_refused(redis_port: int) -> None:  # noqa: F811

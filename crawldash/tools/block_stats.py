@@ -123,11 +123,11 @@ def block_of(
     if not members:
         return None
     first = scores[0]
+    # Delays, not times: numbers this small keep E[d^2] - mean^2 exact to far below a ms.
     delays = [score - first for score in scores]
     count = len(delays)
     mean = math.fsum(delays) / count
-    spread = [delay - mean for delay in delays]
-    std = math.sqrt(math.fsum(map(operator.mul, spread, spread)) / count)
+    std = math.sqrt(max(0.0, math.fsum(map(operator.mul, delays, delays)) / count - mean * mean))
     head = []
     for member, score in zip(members, scores, strict=False):
         try:
@@ -163,9 +163,9 @@ def _well_formed(
     return [m for m, _ in kept], [s for _, s in kept]
 
 
-def _at(delays: list[float], share: float) -> float:
+def _at(ascending: list[float], share: float) -> float:
     """The ``share`` percentile, linearly interpolated between the two nearest ranks."""
-    position = share * (len(delays) - 1)
+    position = share * (len(ascending) - 1)
     low = math.floor(position)
-    high = min(low + 1, len(delays) - 1)
-    return delays[low] + (delays[high] - delays[low]) * (position - low)
+    high = min(low + 1, len(ascending) - 1)
+    return ascending[low] + (ascending[high] - ascending[low]) * (position - low)

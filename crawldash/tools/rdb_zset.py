@@ -19,6 +19,8 @@ ZSET_2 = 5  # RDB_TYPE_ZSET_2: a skiplist-encoded sorted set, binary scores
 _SCORE = struct.Struct("<d")
 _INTEGERS = {0: struct.Struct("<b"), 1: struct.Struct("<h"), 2: struct.Struct("<i")}
 _LZF = 3  # RDB_ENC_LZF
+# A plain string of N < 64 bytes and its score, as a struct format: its length byte, skipped.
+_SHORT_ELEMENT = [f"x{size}sd" for size in range(64)]
 
 
 class NotASkiplist(ValueError):
@@ -54,19 +56,28 @@ def read_zset_dump(payload: bytes) -> tuple[list[bytes], list[float]]:
 
 
 def _elements(payload: bytes, position: int, count: int) -> tuple[list[bytes], list[float]]:
-    members: list[bytes] = []
-    scores: list[float] = []
-    score_at = _SCORE.unpack_from
+    """The elements from ``position``: all at once by one ``struct`` format made from their
+    lengths when every member is a plain string of under 64 bytes (ping.py's are), else
+    one by one."""
+    start, parts = position, list[str]()
+    part = parts.append
     for _ in range(count):
         size = payload[position]
-        if size < 64:  # the common case, inline: a plain string of under 64 bytes
-            position += 1
-            members.append(payload[position : position + size])
-            position += size
-        else:
-            member, position = _string(payload, position)
-            members.append(member)
-        scores.append(score_at(payload, position)[0])
+        if size >= 64:  # a longer or an encoded string: read each element in turn
+            return _each_element(payload, start, count)
+        part(_SHORT_ELEMENT[size])
+        position += size + 9
+    values = struct.unpack_from("<" + "".join(parts), payload, start)
+    return list(values[0::2]), list(values[1::2])
+
+
+def _each_element(payload: bytes, position: int, count: int) -> tuple[list[bytes], list[float]]:
+    members: list[bytes] = []
+    scores: list[float] = []
+    for _ in range(count):
+        member, position = _string(payload, position)
+        members.append(member)
+        scores.append(_SCORE.unpack_from(payload, position)[0])
         position += 8
     if position > len(payload):
         raise NotASkiplist("cut short")
