@@ -58,9 +58,13 @@ def test_what_is_not_a_large_sorted_set_is_refused(redis_port: int) -> None:  # 
     client.zadd("small", {"10.0.0.1-8333": T0})
     client.set("text", "not a sorted set")
     client.zadd("big", members_of_every_encoding(300))
-    big = client.dump("big")
+    client.zadd("short", {f"10.0.0.{i}-8333": T0 + i for i in range(200)})
+    big, short = client.dump("big"), client.dump("short")
     assert isinstance(big, bytes)
-    for payload in (client.dump("small"), client.dump("text"), big[:-400], b""):
+    assert isinstance(short, bytes)
+    # Ten bytes too many before the trailer: a layout other than the one read.
+    longer = [payload[:-10] + payload[-20:] for payload in (big, short)]
+    for payload in (client.dump("small"), client.dump("text"), big[:-400], *longer, b""):
         assert isinstance(payload, bytes)
         with pytest.raises(NotASkiplist):
             read_zset_dump(payload)

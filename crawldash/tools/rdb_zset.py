@@ -8,7 +8,7 @@ sets (listpack, ziplist) and anything else are left to ``ZRANGE``, which is chea
 
 The format (Redis' ``rdb.c``): one type byte, the element count, then each element as a
 string (a length and its bytes, or an integer, or LZF-compressed bytes) followed by its
-score; then a 2-byte RDB version and an 8-byte checksum, which are not read.
+score; then a 2-byte RDB version and an 8-byte checksum, where the elements must end.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ ZSET_2 = 5  # RDB_TYPE_ZSET_2: a skiplist-encoded sorted set, binary scores
 _SCORE = struct.Struct("<d")
 _INTEGERS = {0: struct.Struct("<b"), 1: struct.Struct("<h"), 2: struct.Struct("<i")}
 _LZF = 3  # RDB_ENC_LZF
+TRAILER = 10  # after the elements: the RDB version (2 bytes) and a CRC64 (8)
 # A plain string of N < 64 bytes and its score, as a struct format: its length byte, skipped.
 _SHORT_ELEMENT = [f"x{size}sd" for size in range(64)]
 
@@ -67,6 +68,7 @@ def _elements(payload: bytes, position: int, count: int) -> tuple[list[bytes], l
             return _each_element(payload, start, count)
         part(_SHORT_ELEMENT[size])
         position += size + 9
+    _ends_at_trailer(payload, position)
     values = struct.unpack_from("<" + "".join(parts), payload, start)
     return list(values[0::2]), list(values[1::2])
 
@@ -79,9 +81,15 @@ def _each_element(payload: bytes, position: int, count: int) -> tuple[list[bytes
         members.append(member)
         scores.append(_SCORE.unpack_from(payload, position)[0])
         position += 8
-    if position > len(payload):
-        raise NotASkiplist("cut short")
+    _ends_at_trailer(payload, position)
     return members, scores
+
+
+def _ends_at_trailer(payload: bytes, position: int) -> None:
+    """The elements must end where the RDB version and the checksum begin: a payload laid
+    out otherwise than read here is refused, not misread."""
+    if position != len(payload) - TRAILER:
+        raise NotASkiplist(f"the elements end at {position}, not {len(payload) - TRAILER}")
 
 
 def _length(payload: bytes, position: int) -> tuple[int, int]:
