@@ -12,9 +12,12 @@ import redis
 from crawldash.tools.block_stats import BlockStats
 from crawldash.tools.rdb_zset import NotASkiplist, read_zset_dump
 
-from .test_bridge import redis_port  # noqa: F401 (a fixture)
+from .test_bridge import REDIS, redis_port  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(REDIS is None, reason="redis-server (Debian redis-server) missing"),
+]
 
 T0 = 1_790_000_000_000
 BLOCK = "00000000000000000003" + "c" * 44

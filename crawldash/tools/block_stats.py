@@ -27,7 +27,7 @@ from .rdb_zset import NotASkiplist, read_zset_dump
 log = logging.getLogger(__name__)
 Say = Callable[..., None]  # (what, message, *args): logged once per ``what``
 Announcements = tuple[list[bytes], list[float]]  # members and scores, earliest first
-KEYS_PER_FETCH = 8  # binv: keys fetched a round trip (a full block's DUMP is ~250 kB)
+KEYS_PER_FETCH = 8  # binv: keys a round trip: each a whole block's DUMP, held until read
 
 # ping.py's member: ADDRESS-PORT, IPv6 unbracketed, an onion or I2P name as it is.
 MEMBER = re.compile(rb"[0-9A-Za-z.:]+-[0-9]+")
@@ -156,11 +156,17 @@ def _well_formed(
     joined = b"\n".join(members)
     if joined.count(b"\n") == len(members) - 1 and MEMBERS.fullmatch(joined):
         return members, scores  # all of them: one match instead of one per member
-    kept = [(m, s) for m, s in zip(members, scores, strict=True) if MEMBER.fullmatch(m)]
-    bad = [m for m in members if not MEMBER.fullmatch(m)]
+    kept: Announcements = ([], [])
+    bad: list[bytes] = []
+    for member, score in zip(members, scores, strict=True):
+        if MEMBER.fullmatch(member):
+            kept[0].append(member)
+            kept[1].append(score)
+        else:
+            bad.append(member)
     if bad:
         say("block %s: %d malformed members skipped, e.g. %r", block_hash, len(bad), bad[0])
-    return [m for m, _ in kept], [s for _, s in kept]
+    return kept
 
 
 def _at(ascending: list[float], share: float) -> float:

@@ -122,17 +122,17 @@ class Collector:
             pipe = self.client.pipeline(transaction=False)
             for key in keys:
                 pipe.zcard(key)
-            counts, wanted = {}, []
+            wanted: dict[bytes, tuple[str, int]] = {}  # key -> its hash and count
             for key, count in zip(keys, pipe.execute(raise_on_error=False), strict=True):
                 block_hash = key[5:].decode(errors="replace").lower()
                 if isinstance(count, Exception) or not BLOCK_HASH.fullmatch(block_hash):
                     self._once(f"key:{key!r}", "skipped %r: not a sorted set of a block hash", key)
                 elif count != self._counts.get(block_hash):
-                    counts[key] = count
-                    wanted.append((key, block_hash))
-            for key, block in self.stats.read(wanted, self._once, deadline):
-                block_hash = key[5:].decode().lower()
-                self._counts[block_hash] = counts[key]
+                    wanted[key] = block_hash, count
+            pairs = [(key, block_hash) for key, (block_hash, _) in wanted.items()]
+            for key, block in self.stats.read(pairs, self._once, deadline):
+                block_hash, count = wanted[key]
+                self._counts[block_hash] = count
                 kept = self._blocks.get(block_hash)
                 if block is not None and (kept is None or block.nodes >= kept.nodes):
                     changed = changed or block != kept
