@@ -9,6 +9,7 @@ import statistics
 import pytest
 import redis
 
+from crawldash.tools import rdb_zset
 from crawldash.tools.block_stats import BlockStats
 from crawldash.tools.rdb_zset import NotASkiplist, read_zset_dump
 
@@ -54,6 +55,30 @@ def test_a_dump_reads_as_zrange_gives_it(redis_port: int) -> None:  # noqa: F811
             assert len(payload) < sum(len(m) + 9 for m in added)  # some were compressed
         pairs = client.zrange(key, 0, -1, withscores=True)
         assert read_zset_dump(payload) == tuple(map(list, zip(*pairs, strict=True)))
+
+
+def test_plain_members_of_any_length_are_read_in_one_format(
+    redis_port: int,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(28)
+    base32 = "abcdefghijklmnopqrstuvwxyz234567"
+    names = {
+        4: lambda i: f"203.0.{i // 256}.{i % 256}-8333",
+        1: lambda i: f"2a01:4f8:{i:x}:1f:{rng.randrange(65536):x}::{i % 97:x}-8333",
+        0: lambda i: "".join(rng.choice(base32) for _ in range(56)) + f".onion-{8333 + i % 3}",
+        2: lambda i: "".join(rng.choice(base32) for _ in range(52)) + ".b32.i2p-0",
+        3: lambda i: "".join(rng.choice(base32) for _ in range(300)) + ".onion-8333",
+    }
+    members = {names[i % 5](i): T0 + rng.randrange(40_000) for i in range(1000)}
+    client = redis.Redis(port=redis_port)
+    client.zadd("mixed", members)
+    payload = client.dump("mixed")
+    assert isinstance(payload, bytes)
+    assert len(payload) > sum(len(m) + 9 for m in members)  # nothing compressed
+    monkeypatch.setattr(rdb_zset, "_each_element", None)  # not read element by element
+    pairs = client.zrange("mixed", 0, -1, withscores=True)
+    assert read_zset_dump(payload) == tuple(map(list, zip(*pairs, strict=True)))
 
 
 def test_what_is_not_a_large_sorted_set_is_refused(redis_port: int) -> None:  # noqa: F811

@@ -1,20 +1,23 @@
 """A block's propagation statistics, from its ``binv:<hash>`` sorted set.
 
 A block's announcements are read with ``DUMP``, whose scores are binary (``rdb_zset.py``),
-a few keys a round trip, the next few fetched while these are worked out, so that Redis
-and the bridge work at once. A set ``DUMP`` does not give as a skiplist (a small one, or
-a server that refuses ``DUMP``) is read with ``ZRANGE ... WITHSCORES``.
+a few keys a round trip on a connection of the pass's own. The next keys' ``DUMP``s are
+sent before this round's are worked out, so that Redis serializes them meanwhile: each
+process works while the other does, and no thread waits on another for the GIL. A set
+``DUMP`` does not give as a skiplist (a small one, or a server that refuses ``DUMP``) is
+read with ``ZRANGE ... WITHSCORES``.
+
+ping.py's nodes announce every block, so the same members come back key after key: a
+member is checked (it must be an address, as the API spells them) once, then known, until
+the known ones outgrow ``KNOWN_MEMBERS``.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
-import operator
-import re
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Generator, Sequence
 from time import monotonic
 from typing import cast
 
@@ -27,11 +30,8 @@ from .rdb_zset import NotASkiplist, read_zset_dump
 log = logging.getLogger(__name__)
 Say = Callable[..., None]  # (what, message, *args): logged once per ``what``
 Announcements = tuple[list[bytes], list[float]]  # members and scores, earliest first
-KEYS_PER_FETCH = 8  # binv: keys a round trip: each a whole block's DUMP, held until read
-
-# ping.py's member: ADDRESS-PORT, IPv6 unbracketed, an onion or I2P name as it is.
-MEMBER = re.compile(rb"[0-9A-Za-z.:]+-[0-9]+")
-MEMBERS = re.compile(rb"(?:[0-9A-Za-z.:]+-[0-9]+\n)*[0-9A-Za-z.:]+-[0-9]+")
+KEYS_PER_ROUND = 8  # binv: keys a round trip: each a whole block's DUMP, held until read
+KNOWN_MEMBERS = 100_000  # well-formed members remembered: several times ping.py's nodes
 
 
 class BlockStats:
@@ -40,13 +40,16 @@ class BlockStats:
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
         self.dump = True  # until the server refuses DUMP
+        self.known: set[bytes] = set()  # members found well-formed
 
     def read(
         self, keys: Sequence[tuple[bytes, str]], say: Say, deadline: float
-    ) -> Iterator[tuple[bytes, Block | None]]:
-        """Each key's block as kept, until ``deadline`` (a ``time.monotonic()``); keys not
-        yielded by then were not read. A key that holds no well-formed announcement, or is
-        no sorted set, gives None; malformed members are left out and said once.
+    ) -> Generator[tuple[bytes, Block | None], None, None]:
+        """Each key's block as kept, until ``deadline`` (a ``time.monotonic()``): no round
+        of keys is sent after it (the first always is), and keys not yielded were not read.
+        A key that holds no well-formed announcement, or is no sorted set, gives None;
+        malformed members are left out and said once. Closing the generator early closes
+        its connection, and the round sent ahead with it.
 
         Args:
             keys: ``(binv:<hash> key, the hash in lower case)`` pairs.
@@ -56,35 +59,24 @@ class BlockStats:
         Returns:
             ``(key, block or None)`` for each key read, in order.
         """
-        batches = [keys[i : i + KEYS_PER_FETCH] for i in range(0, len(keys), KEYS_PER_FETCH)]
-        if not batches:
-            return
-        with ThreadPoolExecutor(1, thread_name_prefix="crawldash-binv") as fetcher:
-            fetching: Future[list[object]] = fetcher.submit(self._fetch, batches[0])
-            for number, batch in enumerate(batches):
-                dumped = fetching.result()
-                last = number + 1 == len(batches) or monotonic() > deadline
-                if not last:
-                    fetching = fetcher.submit(self._fetch, batches[number + 1])
-                for (key, block_hash), payload in zip(batch, dumped, strict=True):
-                    announcements = self._announcements(key, payload, say)
-                    if announcements is None:
-                        yield key, None
-                    else:
-                        members, scores = announcements
-                        said = functools.partial(say, f"member:{key!r}")
-                        yield key, block_of(block_hash, members, scores, said)
-                if last:
-                    return
+        rounds = deque(keys[i : i + KEYS_PER_ROUND] for i in range(0, len(keys), KEYS_PER_ROUND))
+        with _Dumps(self.client, self.dump) as dumps:
+            sent = dumps.send(rounds.popleft()) if rounds else ()
+            while sent:
+                batch, payloads = sent, dumps.replies(sent)
+                # The next round is sent before this one is worked out, not sooner: Redis
+                # sends no reply while it serializes, so a round sent before this one's
+                # replies were read would hold them back.
+                sent = dumps.send(rounds.popleft()) if rounds and monotonic() <= deadline else ()
+                for (key, block_hash), payload in zip(batch, payloads, strict=True):
+                    yield key, self._block(key, block_hash, payload, say)
 
-    def _fetch(self, batch: Sequence[tuple[bytes, str]]) -> list[object]:
-        """Each key's DUMP (or None: to be read with ZRANGE), in one round trip."""
-        if not self.dump:
-            return [None] * len(batch)
-        pipe = self.client.pipeline(transaction=False)
-        for key, _ in batch:
-            pipe.dump(key)
-        return list(pipe.execute(raise_on_error=False))
+    def _block(self, key: bytes, block_hash: str, payload: object, say: Say) -> Block | None:
+        announcements = self._announcements(key, payload, say)
+        if announcements is None:
+            return None
+        members, scores = self._well_formed(block_hash, *announcements, say)
+        return block_of(block_hash, members, scores) if members else None
 
     def _announcements(self, key: bytes, payload: object, say: Say) -> Announcements | None:
         if isinstance(payload, redis.ResponseError) and self.dump:
@@ -102,40 +94,95 @@ class BlockStats:
             return None
         return [member for member, _ in pairs], [score for _, score in pairs]
 
+    def _well_formed(
+        self, block_hash: str, members: list[bytes], scores: list[float], say: Say
+    ) -> Announcements:
+        """The members that are ADDRESS-PORT, with their scores; the rest said once."""
+        if self.known.issuperset(members):
+            return members, scores
+        unknown = set(members).difference(self.known)
+        bad = {member for member in unknown if not _is_address(member)}
+        if len(self.known) + len(unknown) > KNOWN_MEMBERS:
+            self.known.clear()
+        self.known.update(unknown.difference(bad))
+        if not bad:
+            return members, scores
+        say(
+            f"member:{block_hash}",
+            "block %s: %d malformed members skipped, e.g. %r",
+            block_hash,
+            sum(member in bad for member in members),
+            min(bad),
+        )
+        kept = [(member, score) for member, score in zip(members, scores, strict=True)]
+        return [m for m, _ in kept if m not in bad], [s for m, s in kept if m not in bad]
 
-def block_of(
-    block_hash: str, members: list[bytes], scores: list[float], say: Callable[..., None]
-) -> Block | None:
-    """The statistics of one block's announcements (earliest first): delays in ms after
-    the earliest, their mean and population standard deviation, percentiles by linear
-    interpolation between the two nearest ranks, and the first ``HEAD_SIZE``.
+
+class _Dumps:
+    """``DUMP``s sent ahead on a connection of their own, their replies read in order: a
+    reply Redis refused is its ResponseError, and a ``_Dumps`` made with ``use`` False
+    (a server that refuses ``DUMP``) gives None for every key, to be read with ZRANGE."""
+
+    def __init__(self, client: redis.Redis, use: bool) -> None:
+        pool = client.connection_pool
+        self.connection = pool.connection_class(**pool.connection_kwargs) if use else None
+
+    def __enter__(self) -> _Dumps:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.connection is not None:
+            self.connection.disconnect()  # replies never read go with it
+
+    def send(self, batch: Sequence[tuple[bytes, str]]) -> Sequence[tuple[bytes, str]]:
+        if self.connection is not None:
+            commands = [("DUMP", key) for key, _ in batch]
+            self.connection.send_packed_command(self.connection.pack_commands(commands))
+        return batch
+
+    def replies(self, batch: Sequence[tuple[bytes, str]]) -> list[object]:
+        if self.connection is None:
+            return [None] * len(batch)
+        found: list[object] = []
+        for _ in batch:
+            try:
+                found.append(self.connection.read_response(disable_decoding=True))
+            except redis.ResponseError as exc:
+                found.append(exc)
+        return found
+
+
+def _is_address(member: bytes) -> bool:
+    try:
+        bitnodes_member(member.decode())
+    except (AddressError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def block_of(block_hash: str, members: list[bytes], scores: list[float]) -> Block:
+    """The statistics of one block's announcements (earliest first, at least one): delays
+    in ms after the earliest, their mean and population standard deviation, percentiles by
+    linear interpolation between the two nearest ranks, and the first ``HEAD_SIZE``.
 
     Args:
         block_hash: the block's hash, lower case.
-        members: the announcing nodes as ping.py writes them, earliest first.
+        members: the announcing nodes as ping.py writes them, each an address, earliest
+            first.
         scores: their ms since the epoch, ascending.
-        say: logs a message once (``say(message, *args)``) for the key's bad members.
 
     Returns:
-        The block as kept; None if no member is well-formed.
+        The block as kept.
     """
-    members, scores = _well_formed(block_hash, members, scores, say)
-    if not members:
-        return None
     first = scores[0]
-    # Delays, not times: numbers this small keep E[d^2] - mean^2 exact to far below a ms.
     delays = [score - first for score in scores]
     count = len(delays)
     mean = math.fsum(delays) / count
-    std = math.sqrt(max(0.0, math.fsum(map(operator.mul, delays, delays)) / count - mean * mean))
-    head = []
-    for member, score in zip(members, scores, strict=False):
-        try:
-            head.append((bitnodes_member(member.decode()), round(score)))
-        except (AddressError, UnicodeDecodeError):
-            say("block %s: malformed member %r skipped", block_hash, member)
-        if len(head) == HEAD_SIZE:
-            break
+    std = math.dist(delays, [mean] * count) / math.sqrt(count)
+    head = [
+        (bitnodes_member(member.decode()), round(score))
+        for member, score in zip(members[:HEAD_SIZE], scores, strict=False)
+    ]
     return Block(
         block_hash,
         round(first),
@@ -147,26 +194,6 @@ def block_of(
         _at(delays, 0.9),
         head,
     )
-
-
-def _well_formed(
-    block_hash: str, members: list[bytes], scores: list[float], say: Callable[..., None]
-) -> Announcements:
-    """The members that are ADDRESS-PORT, with their scores; the rest said once."""
-    joined = b"\n".join(members)
-    if joined.count(b"\n") == len(members) - 1 and MEMBERS.fullmatch(joined):
-        return members, scores  # all of them: one match instead of one per member
-    kept: Announcements = ([], [])
-    bad: list[bytes] = []
-    for member, score in zip(members, scores, strict=True):
-        if MEMBER.fullmatch(member):
-            kept[0].append(member)
-            kept[1].append(score)
-        else:
-            bad.append(member)
-    if bad:
-        say("block %s: %d malformed members skipped, e.g. %r", block_hash, len(bad), bad[0])
-    return kept
 
 
 def _at(ascending: list[float], share: float) -> float:

@@ -20,8 +20,10 @@ _SCORE = struct.Struct("<d")
 _INTEGERS = {0: struct.Struct("<b"), 1: struct.Struct("<h"), 2: struct.Struct("<i")}
 _LZF = 3  # RDB_ENC_LZF
 TRAILER = 10  # after the elements: the RDB version (2 bytes) and a CRC64 (8)
-# A plain string of N < 64 bytes and its score, as a struct format: its length byte, skipped.
-_SHORT_ELEMENT = [f"x{size}sd" for size in range(64)]
+# A plain string of N bytes and its score, as a struct format, the string's length skipped:
+# one byte under 64 bytes (an address), two under 16,384 (an onion or I2P name).
+_ONE_BYTE_LENGTH = [f"x{size}sd" for size in range(64)]
+_TWO_BYTE_LENGTH = [f"2x{size}sd" for size in range(256)]
 
 
 class NotASkiplist(ValueError):
@@ -58,16 +60,20 @@ def read_zset_dump(payload: bytes) -> tuple[list[bytes], list[float]]:
 
 def _elements(payload: bytes, position: int, count: int) -> tuple[list[bytes], list[float]]:
     """The elements from ``position``: all at once by one ``struct`` format made from their
-    lengths when every member is a plain string of under 64 bytes (ping.py's are), else
-    one by one."""
+    lengths when every member is a plain string (ping.py's are), else one by one."""
     start, parts = position, list[str]()
     part = parts.append
     for _ in range(count):
-        size = payload[position]
-        if size >= 64:  # a longer or an encoded string: read each element in turn
+        first = payload[position]
+        if first < 64:
+            part(_ONE_BYTE_LENGTH[first])
+            position += first + 9
+        elif first < 128:
+            size = (first & 0x3F) << 8 | payload[position + 1]
+            part(_TWO_BYTE_LENGTH[size] if size < 256 else f"2x{size}sd")
+            position += size + 10
+        else:  # a longer, an integer or a compressed string: read each element in turn
             return _each_element(payload, start, count)
-        part(_SHORT_ELEMENT[size])
-        position += size + 9
     _ends_at_trailer(payload, position)
     values = struct.unpack_from("<" + "".join(parts), payload, start)
     return list(values[0::2]), list(values[1::2])

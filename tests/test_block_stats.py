@@ -1,0 +1,126 @@
+"""Reading blocks from a real redis-server: a deadline that leaves keys for the next pass
+and leaves no connection behind, a server that refuses ``DUMP``, and members that are not
+addresses, in the first block or in a later one."""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from time import monotonic
+
+import pytest
+import redis
+
+from crawldash.tools.block_stats import KEYS_PER_ROUND, BlockStats
+
+from .process import wait_until
+from .test_bridge import REDIS, redis_port  # noqa: F401 (a fixture)
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(REDIS is None, reason="redis-server (Debian redis-server) missing"),
+]
+
+T0 = 1_790_000_000_000
+NODES = [f"10.2.{i // 250}.{i % 250 + 1}-8333" for i in range(300)]  # a skiplist: > 128
+
+
+def block_hash(number: int) -> str:
+    return f"{number:064x}"
+
+
+def fill(client: redis.Redis, blocks: int) -> list[tuple[bytes, str]]:
+    """``blocks`` keys as ping.py writes them; the (key, hash) pairs BlockStats reads."""
+    keys = []
+    for number in range(blocks):
+        key = f"binv:{block_hash(number)}"
+        client.zadd(key, {node: T0 + number * 600_000 + i * 13 for i, node in enumerate(NODES)})
+        keys.append((key.encode(), block_hash(number)))
+    return keys
+
+
+def clients(client: redis.Redis) -> set[str]:
+    return {entry["id"] for entry in client.client_list()}
+
+
+def no_connection_but(client: redis.Redis, before: set[str]) -> None:
+    """No client connected since ``before`` is left: Redis sees a closed connection go on
+    its next turn, so wait for it."""
+    wait_until(lambda: clients(client) <= before, within=5)
+
+
+def test_a_deadline_leaves_the_rest_unread_and_no_connection_behind(
+    redis_port: int,  # noqa: F811
+) -> None:
+    client = redis.Redis(port=redis_port)
+    keys = fill(client, KEYS_PER_ROUND * 3)
+    before = clients(client)
+    stats = BlockStats(client)
+    past = monotonic() - 1  # the first round is read all the same: a pass always progresses
+    first = [key for key, _ in stats.read(keys, lambda *a: None, past)]
+    assert first == [key for key, _ in keys[:KEYS_PER_ROUND]]
+    no_connection_but(client, before)
+    reader = stats.read(keys[KEYS_PER_ROUND:], lambda *a: None, monotonic() + 60)
+    next(reader)
+    reader.close()  # a caller that stops early: the round sent ahead is not left unread
+    no_connection_but(client, before)
+    rest = dict(stats.read(keys[KEYS_PER_ROUND:], lambda *a: None, monotonic() + 60))
+    assert len(rest) == 2 * KEYS_PER_ROUND
+    for number, (key, found) in enumerate(rest.items(), start=KEYS_PER_ROUND):
+        assert key == f"binv:{block_hash(number)}".encode()
+        assert found is not None
+        assert (found.first_seen, found.nodes, found.max) == (T0 + number * 600_000, 300, 299 * 13)
+    no_connection_but(client, before)
+
+
+def test_a_server_that_refuses_dump_is_read_with_zrange(
+    redis_port: int,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    admin = redis.Redis(port=redis_port)
+    keys = fill(admin, KEYS_PER_ROUND + 2)
+    admin.acl_setuser(
+        "bridge", enabled=True, passwords=["+secret"], keys=["*"], commands=["+@all", "-dump"]
+    )
+    client = redis.Redis(port=redis_port, username="bridge", password="secret")
+    stats = BlockStats(client)
+    with caplog.at_level(logging.WARNING):
+        found = dict(stats.read(keys, lambda *a: None, monotonic() + 60))
+    assert stats.dump is False
+    refused = [r.getMessage() for r in caplog.records if "refuses DUMP" in r.getMessage()]
+    assert len(refused) == 1, refused
+    delays = [i * 13 for i in range(300)]
+    for number, block in enumerate(found.values()):
+        assert block is not None
+        assert block.first_seen == T0 + number * 600_000
+        assert block.mean == pytest.approx(statistics.fmean(delays), abs=1e-9)
+        assert block.std == pytest.approx(statistics.pstdev(delays), abs=1e-9)
+
+
+def test_members_that_are_not_addresses_are_skipped_in_any_block(
+    redis_port: int,  # noqa: F811
+) -> None:
+    client = redis.Redis(port=redis_port)
+    keys = fill(client, 3)
+    # Shaped like ADDRESS-PORT, yet no address: a bad host, a port out of range. The second
+    # block brings them after the first has made every other member known; the third
+    # brings them again.
+    for number in (1, 2):
+        first = T0 + number * 600_000
+        bad = {"not.an.address-8333": first - 5, "10.0.0.1-70000": first + 1}
+        client.zadd(keys[number][0], bad)
+    said: list[str] = []
+    stats = BlockStats(client)
+    found = dict(stats.read(keys, lambda what, message, *a: said.append(message % a), 1e18))
+    delays = [i * 13 for i in range(300)]
+    for number in (0, 1, 2):
+        block = found[keys[number][0]]
+        assert block is not None
+        first = T0 + number * 600_000
+        assert (block.first_seen, block.nodes, block.max) == (first, 300, delays[-1])
+        assert block.mean == pytest.approx(statistics.fmean(delays), abs=1e-9)
+        assert block.head[0] == ("10.2.0.1:8333", first)
+    assert said == [
+        f"block {block_hash(number)}: 2 malformed members skipped, e.g. b'10.0.0.1-70000'"
+        for number in (1, 2)
+    ]
