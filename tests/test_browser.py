@@ -8,6 +8,7 @@ import re
 import shutil
 import urllib.error
 import urllib.request
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,10 @@ def assert_readable(page: Any) -> None:
 
 
 def share(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f}%"
+    """A share as the page writes it: JavaScript's ``toFixed(1)`` of the same double, which
+    rounds an exact tie (10.25) up, where Python's format rounds it to even (10.2)."""
+    exact = Decimal(100 * part / whole)
+    return f"{exact.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
 
 
 def check_over_time(page: Any, base: str) -> None:

@@ -97,7 +97,8 @@ class BlockStats:
     def _well_formed(
         self, block_hash: str, members: list[bytes], scores: list[float], say: Say
     ) -> Announcements:
-        """The members that are ADDRESS-PORT, with their scores; the rest said once."""
+        """The members that are addresses (ADDRESS-PORT, as ping.py writes them), with their
+        scores; the rest said once per block."""
         if self.known.issuperset(members):
             return members, scores
         unknown = set(members).difference(self.known)
@@ -114,8 +115,8 @@ class BlockStats:
             sum(member in bad for member in members),
             min(bad),
         )
-        kept = [(member, score) for member, score in zip(members, scores, strict=True)]
-        return [m for m, _ in kept if m not in bad], [s for m, s in kept if m not in bad]
+        kept = [(m, s) for m, s in zip(members, scores, strict=True) if m not in bad]
+        return [m for m, _ in kept], [s for _, s in kept]
 
 
 class _Dumps:
