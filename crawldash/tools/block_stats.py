@@ -112,7 +112,7 @@ class BlockStats:
             f"member:{block_hash}",
             "block %s: %d malformed members skipped, e.g. %r",
             block_hash,
-            sum(member in bad for member in members),
+            len(bad),  # a sorted set's members are distinct: each bad one is there once
             min(bad),
         )
         kept = [(m, s) for m, s in zip(members, scores, strict=True) if m not in bad]
