@@ -61,8 +61,8 @@ def requests_table(config: Config, requests: list[Requests]) -> list[str]:
     out = [
         "",
         f"## Requests ({config.runs} runs x {config.seconds} s each; a row beside aiohttp's "
-        f"ceiling: {config.pairs} runs of 1 s, each followed by one of the ceiling's; "
-        "median [min-max]; server on core 1)",
+        f"ceiling: {config.pairs} runs of 1 s, each followed by one of the ceiling's with the same "
+        "request, in rounds over every such row; median [min-max]; server on core 1)",
         "",
         "| endpoint | server | req/s | p50 ms | p99 ms | server CPU us/req | note |",
         "| --- | --- | --- | --- | --- | --- | --- |",

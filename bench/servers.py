@@ -10,7 +10,9 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
@@ -115,17 +117,42 @@ def measure_slow(
     return samples
 
 
-def paired(
-    url: str, pid: int, headers: dict[str, str], ceiling: str, ceiling_pid: int, pairs: int
-) -> tuple[list[Sample], list[Sample]]:
-    """``pairs`` runs of one second, each followed by one of the ceiling's: a shared
-    machine's speed drifts within seconds, so each ratio compares runs made a second apart
-    rather than runs of several seconds each."""
-    ours, theirs = [], []
+@dataclass(frozen=True)
+class Target:
+    """A server measured: where it answers and the process whose CPU time is counted."""
+
+    base: str  # http://host:port, no trailing slash
+    pid: int
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One request measured: its path (with any query) and headers."""
+
+    path: str
+    headers: dict[str, str]
+
+
+class Pairing(NamedTuple):
+    """One request's runs on ours and the ceiling's, alternately."""
+
+    ours: list[Sample]
+    ceiling: list[Sample]
+
+
+def paired(ours: Target, ceiling: Target, asks: list[Ask], pairs: int) -> list[Pairing]:
+    """For each request, ``pairs`` runs of one second on ``ours``, each followed by one on
+    the ceiling with the same request (the same path and headers: what aiohttp spends on
+    a request's bytes is the framework's, not crawldash's). A shared machine's speed drifts
+    within seconds, so each ratio compares runs made a second apart; and the rounds go over
+    every request in turn, so that a slow stretch of the machine falls on all of them alike
+    rather than on those measured last."""
+    found = [Pairing([], []) for _ in asks]
     for _ in range(pairs):
-        ours.append(wrk(url, pid, 1, headers))
-        theirs.append(wrk(ceiling, ceiling_pid, 1, {}))
-    return ours, theirs
+        for ask, pairing in zip(asks, found, strict=True):
+            pairing.ours.append(wrk(ours.base + ask.path, ours.pid, 1, ask.headers))
+            pairing.ceiling.append(wrk(ceiling.base + ask.path, ceiling.pid, 1, ask.headers))
+    return found
 
 
 def median(values: list[float]) -> float:

@@ -13,7 +13,7 @@ from bench.context import Bench, emptied
 from bench.load import free_port, pss_mib, rss_mib
 from bench.propagation_data import BLOCKS, LATENCY_NODES, write_kept
 from bench.rows import Requests, Row, Server, Unit, fact
-from bench.servers import HERE, PY, get, measure, paired, server, wait_history
+from bench.servers import HERE, PY, Ask, Target, get, measure, paired, server, wait_history
 
 CACHED_FETCHES = 20
 
@@ -108,11 +108,11 @@ def run(bench: Bench) -> list[Row]:
     endpoint, memory again, then an older snapshot through the v1 route."""
     config, rows = bench.config, list[Row]()
     ceiling_port = free_port()
-    ceiling = f"http://127.0.0.1:{ceiling_port}/"
+    ceiling = f"http://127.0.0.1:{ceiling_port}"
     kept = emptied(config.root / "propagation")
     with (
         bench.crawldash(bench.fresh_state(), "--propagation-dir", str(kept)) as ours,
-        server(ceiling_command(ceiling_port), ceiling, bench.log) as ceiling_process,
+        server(ceiling_command(ceiling_port), ceiling + "/", bench.log) as ceiling_process,
     ):
         rows.append(fact("history complete after start (cold)", wait_history(ours.base), Unit.S))
         history = f"{bench.data.history_files:,} history points"
@@ -131,17 +131,20 @@ def run(bench: Bench) -> list[Row]:
         bench.keep_snapshot(headers["ETag"], body)
         block = write_kept(kept, bench.hit(), int(time.time()))
         wait_for(f"{ours.base}/api/v1/inv/{block}/")
-        for cell in endpoints(bench.hit(), headers["ETag"], block):
-            url = ours.base + cell.path
+        cells = endpoints(bench.hit(), headers["ETag"], block)
+        for cell in cells:
             if not cell.paired:
+                url = ours.base + cell.path
                 samples = measure(url, ours.pid, cell.headers, config.runs, config.seconds)
                 rows.append(Requests(cell.name, Server.CRAWLDASH, tuple(samples)))
-                continue
-            # Paired with the ceiling, run for run: a shared machine's speed drifts by more
-            # than the differences measured here.
-            mine, theirs = paired(
-                url, ours.pid, cell.headers, ceiling, ceiling_process.pid, config.pairs
-            )
+        paired_cells = [cell for cell in cells if cell.paired]
+        pairings = paired(
+            Target(ours.base, ours.pid),
+            Target(ceiling, ceiling_process.pid),
+            [Ask(cell.path, cell.headers) for cell in paired_cells],
+            config.pairs,
+        )
+        for cell, (mine, theirs) in zip(paired_cells, pairings, strict=True):
             rows.append(Requests(cell.name, Server.CRAWLDASH, tuple(mine), tuple(theirs)))
         rows.append(
             fact(

@@ -14,7 +14,7 @@ from bench.context import Bench, Running, emptied
 from bench.load import free_port, pss_mib
 from bench.rows import Measure, Requests, Row, Section, Server, Unit, fact
 from bench.scenarios.endpoints import ceiling_command
-from bench.servers import PY, paired, server, wait_history
+from bench.servers import PY, Ask, Target, paired, server, wait_history
 
 SECOND = "second"  # the second network's name: served under /n/second/
 EMPTY_NETWORK_LIMIT = 5.0  # MiB a second, empty network may add (issue 29)
@@ -30,24 +30,20 @@ def run(bench: Bench) -> list[Row]:
         os.link(path, second / path.name)
     state = bench.ready_state()
     ceiling_port = free_port()
-    ceiling = f"http://127.0.0.1:{ceiling_port}/"
+    ceiling = f"http://127.0.0.1:{ceiling_port}"
     with (
         networks(bench, state, ("main", bench.data.data15k), (SECOND, second)) as ours,
-        server(ceiling_command(ceiling_port), ceiling, bench.log) as ceiling_process,
+        server(ceiling_command(ceiling_port), ceiling + "/", bench.log) as ceiling_process,
     ):
         wait_history(f"{ours.base}/n/{SECOND}")
-        for name, prefix in (
-            ("status, first network", ""),
-            ("status, second network", "/n/second"),
-        ):
-            mine, theirs = paired(
-                f"{ours.base}{prefix}/api/status",
-                ours.pid,
-                {},
-                ceiling,
-                ceiling_process.pid,
-                config.pairs,
-            )
+        named = {"status, first network": "", f"status, {SECOND} network": f"/n/{SECOND}"}
+        pairings = paired(
+            Target(ours.base, ours.pid),
+            Target(ceiling, ceiling_process.pid),
+            [Ask(f"{prefix}/api/status", {}) for prefix in named.values()],
+            config.pairs,
+        )
+        for name, (mine, theirs) in zip(named, pairings, strict=True):
             rows.append(Requests(name, Server.CRAWLDASH, tuple(mine), tuple(theirs)))
     empty = emptied(config.root / "empty-network")
     one_network, two_networks = [], []
