@@ -114,7 +114,7 @@ def ratios_table(requests: list[Requests]) -> list[str]:
         others = {row.server: median(row.samples, "rps") for row in group[1:]}
         if ours.ceiling:
             pairs = list(zip(ours.samples, ours.ceiling, strict=True))
-            to_ceiling = ratio_text(statistics.median(divided(a.rps, b.rps) for a, b in pairs))
+            to_ceiling = ratio_text(ours.to_ceiling()) + floor_text(ours)
             p99 = ratio_text(statistics.median(divided(a.p99, b.p99) for a, b in pairs))
         elif everything:
             to_ceiling = ratio_text(divided(rps, median(everything, "rps")))
@@ -126,6 +126,13 @@ def ratios_table(requests: list[Requests]) -> list[str]:
         cells += [ratio_text(divided(rps, others.get(who, 0.0))) for who in OTHERS[1:]]
         out.append(f"| {' | '.join(cells)} |")
     return out
+
+
+def floor_text(row: Requests) -> str:
+    """`` (target >= 0.80: yes)`` after a ratio that has a target; nothing otherwise."""
+    if row.floor is None:
+        return ""
+    return f" (target >= {row.floor:.2f}: {met_text(row)})"
 
 
 def divided(ours: float, other: float) -> float:
@@ -164,8 +171,8 @@ def target_text(measure: Measure) -> str:
     return " / ".join(limits) or "-"
 
 
-def met_text(measure: Measure) -> str:
-    return {None: "-", True: "yes", False: "**no**"}[measure.met]
+def met_text(row: Measure | Requests) -> str:
+    return {None: "-", True: "yes", False: "**no**"}[row.met]
 
 
 def measure_line(measure: Measure) -> str:
@@ -210,13 +217,22 @@ def workers_table(requests: list[Requests], workers: list[Workers]) -> list[str]
 
 def targets_summary(rows: list[Row]) -> list[str]:
     """For the console: the targets met and missed."""
-    aimed = [row for row in rows if isinstance(row, Measure) and row.met is not None]
-    missed = [m for m in aimed if not m.met]
+    measures = [row for row in rows if isinstance(row, Measure) and row.met is not None]
+    ratios = [row for row in rows if isinstance(row, Requests) and row.met is not None]
+    aimed = len(measures) + len(ratios)
     if not aimed:
         return ["targets: none measured"]
-    out = [f"targets: {len(aimed) - len(missed)} of {len(aimed)} met"]
-    out += [f"  missed: {m.name}: {value_text(m)} (target {target_text(m)})" for m in missed]
-    return out
+    missed = [
+        f"  missed: {m.name}: {value_text(m)} (target {target_text(m)})"
+        for m in measures
+        if not m.met
+    ]
+    missed += [
+        f"  missed: {label(r)} / {CEILING}: {ratio_text(r.to_ceiling())} (target >= {r.floor:.2f})"
+        for r in ratios
+        if not r.met
+    ]
+    return [f"targets: {aimed - len(missed)} of {aimed} met", *missed]
 
 
 def write_markdown(path: Path, config: Config, lines: list[str]) -> None:

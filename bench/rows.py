@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import statistics
 from dataclasses import dataclass
 
 from bench.load import Sample
@@ -53,6 +54,22 @@ class Requests:
     # alone (the snapshot's, and every server but crawldash)
     ceiling: tuple[Sample, ...] = ()
     access_log: bool = False  # crawldash with --access-log
+    floor: float | None = None  # the target: the least to_ceiling() to reach
+
+    def to_ceiling(self) -> float:
+        """The median of the ratios of req/s of each run to the ceiling's run after it;
+        NaN for a row measured alone."""
+        if not self.ceiling:
+            return float("nan")
+        pairs = zip(self.samples, self.ceiling, strict=True)
+        return float(
+            statistics.median(ours.rps / (theirs.rps or float("nan")) for ours, theirs in pairs)
+        )
+
+    @property
+    def met(self) -> bool | None:
+        """Whether to_ceiling() reaches the floor; None without a target."""
+        return None if self.floor is None else self.to_ceiling() >= self.floor
 
 
 @dataclass(frozen=True)
