@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import socket
@@ -12,9 +13,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
 from prometheus_client.parser import text_string_to_metric_families
 
 from crawldash.app import NETWORKS, create_app
+from crawldash.ops.access_log import request_logger
+from crawldash.ops.metrics import RequestStats
 
 from .conftest import Client, eventually, watching
 from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status
@@ -221,6 +226,37 @@ async def test_requests_are_counted_whether_or_not_the_access_log_is_written(
     assert histogram == 2
     inf = after[key("crawldash_http_request_duration_seconds_bucket", le="+Inf", route=check)]
     assert inf == 2
+
+
+async def test_a_scrape_counts_every_request_however_many_batches_they_made(serve, data_dir):
+    """Requests are noted one by one and counted in batches of FOLD_AT: a scrape counts the
+    batches folded and the requests noted since, each once."""
+    write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
+    client = await serve()
+    asked = 2 * RequestStats.FOLD_AT + 44
+    for _ in range(asked):
+        assert (await client.get("/api/status")).status == 200
+    for _ in range(2):  # the second scrape also counts the first, and nothing twice
+        after = await scrape(client)
+        assert after[key("crawldash_http_requests_total", route="/api/status", status="200")] == (
+            asked
+        )
+        assert after[key("crawldash_http_request_duration_seconds_count", route="/api/status")] == (
+            asked
+        )
+    assert after[key("crawldash_http_requests_total", route="/metrics", status="200")] == 1
+
+
+def test_requests_noted_are_folded_once_a_batch_is_full():
+    stats = RequestStats()
+    logger = request_logger(stats, None)(logging.getLogger("aiohttp.access"), "")
+    refused, response = make_mocked_request("GET", "/"), web.Response(status=400)
+    for _ in range(3 * RequestStats.FOLD_AT):
+        logger.log(refused, response, 0.0003)
+        assert len(stats.answered) < RequestStats.FOLD_AT  # memory is bounded between scrapes
+    cell = stats.cells["other", 400]
+    assert sum(cell[:-1]) == 3 * RequestStats.FOLD_AT
+    assert cell[2] == 3 * RequestStats.FOLD_AT  # 0.3 ms: the (0.25 ms, 0.5 ms] bucket
 
 
 def test_a_request_refused_before_routing_is_counted_and_logs_no_traceback(

@@ -1,4 +1,4 @@
-"""Counting every request for ``/metrics``, and the access log when it is turned on.
+"""Noting every request for ``/metrics``, and the access log when it is turned on.
 
 aiohttp calls the access-log hook once per answered request. Writing each line through
 ``logging`` (a record, a formatter, a locked write) cost more than everything else
@@ -16,7 +16,6 @@ from typing import TextIO
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web_request import BaseRequest
 from aiohttp.web_response import StreamResponse
-from aiohttp.web_urldispatcher import UrlMappingMatchInfo
 
 from .metrics import RequestStats
 
@@ -69,20 +68,10 @@ class AccessLines:
             pass
 
 
-def route_of(request: BaseRequest) -> str | None:
-    """The declared path of the route that answered ``request`` (``/api/v1/inv/{inv_hash}/``);
-    None if none did. Read off the router's match rather than ``request.path``, which
-    would decode the path once more for every request. The match is read as the attribute
-    it is kept in: ``match_info`` asserts, on a request that aiohttp refused (a 400) before
-    any routing."""
-    match: UrlMappingMatchInfo | None = getattr(request, "_match_info", None)
-    resource = None if match is None else match.route.resource
-    return None if resource is None else resource.canonical
-
-
 def request_logger(stats: RequestStats, lines: AccessLines | None) -> type[AbstractAccessLogger]:
-    """aiohttp's access-log hook: it counts the request for ``/metrics`` and, with the
+    """aiohttp's access-log hook: it notes the request for ``/metrics`` and, with the
     access log on, adds its line to ``lines``. It costs less per request than a middleware."""
+    answered, fold_at = stats.answered, stats.FOLD_AT
 
     class RequestLogger(AbstractAccessLogger):
         @property
@@ -90,7 +79,11 @@ def request_logger(stats: RequestStats, lines: AccessLines | None) -> type[Abstr
             return True  # count every request, whatever the log level
 
         def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
-            stats.record(route_of(request), response.status, time)
+            # The match is read as the attribute it is kept in: ``match_info`` asserts on a
+            # request that aiohttp refused (a 400) before any routing.
+            answered.append((getattr(request, "_match_info", None), response.status, time))
+            if len(answered) >= fold_at:
+                stats.fold()
             if lines is not None:
                 lines.add(request, response, time)
 

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
 from aiohttp import web
+from aiohttp.web_urldispatcher import AbstractRoute, UrlMappingMatchInfo
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -23,33 +24,44 @@ OTHER = "other"  # the route label of a request to no route (a 404)
 
 
 class RequestStats:
-    """Request counts and latency histograms kept as plain numbers: a request costs one
-    dictionary lookup and two list updates; ``RequestSeries`` turns them into Prometheus
-    series at scrape time. Requests are labelled by the route that answered them, as it
-    was declared (``/api/v1/inv/{inv_hash}/``), a network's prefix (``/n/NAME``) taken off
-    into the ``network`` label; a request no route answered (a 404) is ``other``, of no
-    network."""
+    """Request counts and latency histograms kept as plain numbers; ``RequestSeries`` turns
+    them into Prometheus series at scrape time. Requests are labelled by the route that
+    answered them, as it was declared (``/api/v1/inv/{inv_hash}/``), a network's prefix
+    (``/n/NAME``) taken off into the ``network`` label; a request no route answered (a 404)
+    is ``other``, of no network.
+
+    An answered request is only noted in ``answered``; ``fold`` counts the noted ones, once
+    FOLD_AT are noted and before every scrape. Counting them together keeps the request
+    path to one append and runs the counting while its tables are warm."""
+
+    FOLD_AT = 256
 
     def __init__(self, first_network: str = "main") -> None:
         self.first_network = first_network  # the one the unprefixed routes serve
         self.routes: frozenset[str] = frozenset()  # routes counted under their own label
+        # (the match of the request's route, or None if none matched, status, seconds)
+        self.answered: list[tuple[UrlMappingMatchInfo | None, int, float]] = []
         # (label, status) -> [requests per latency bucket (the last is +Inf)..., seconds]
         self.cells: dict[tuple[str, int], list[float]] = {}
         # (route, status) -> its label's cell: the catch-alls' and None's are other's
-        self._cell_of: dict[tuple[str | None, int], list[float]] = {}
+        self._cell_of: dict[tuple[AbstractRoute | None, int], list[float]] = {}
 
     def label_routes(self, routes: Iterable[str]) -> None:
         self.routes = frozenset(routes)
 
-    def record(self, route: str | None, status: int, seconds: float) -> None:
-        """One answered request; ``route`` is the declared path of the route that
-        answered it (None: none matched)."""
-        cell = self._cell_of.get((route, status)) or self._cell(route, status)
-        cell[bisect_left(LATENCY_BUCKETS, seconds)] += 1
-        cell[-1] += seconds
+    def fold(self) -> None:
+        """Count the requests noted in ``answered`` since the last fold."""
+        cell_of = self._cell_of
+        for match, status, seconds in self.answered:
+            route = None if match is None else match.route
+            cell = cell_of.get((route, status)) or self._cell(route, status)
+            cell[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+            cell[-1] += seconds
+        self.answered.clear()
 
-    def _cell(self, route: str | None, status: int) -> list[float]:
-        label = route if route is not None and route in self.routes else OTHER
+    def _cell(self, route: AbstractRoute | None, status: int) -> list[float]:
+        declared = None if route is None or route.resource is None else route.resource.canonical
+        label = declared if declared is not None and declared in self.routes else OTHER
         cell = self.cells.get((label, status))
         if cell is None:
             cell = self.cells[label, status] = [0.0] * (len(LATENCY_BUCKETS) + 2)
@@ -74,6 +86,7 @@ class RequestSeries(Collector):
         self.networks = networks
 
     def collect(self) -> Iterator[Metric]:
+        self.stats.fold()
         size = len(LATENCY_BUCKETS) + 2
         buckets: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0] * size)
         requests = CounterMetricFamily(
