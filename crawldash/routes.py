@@ -5,6 +5,7 @@ Each network's routes are served under ``/n/NAME``; the first network's also wit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import web
@@ -21,6 +22,7 @@ from .web.v1_propagation import NOT_SERVED, V1Propagation, not_served
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Table = dict[str, Handler]  # path -> the bound handler that answers GET and HEAD there
+PARAMETER = re.compile(r"\{(\w+)\}")  # a path parameter without its own expression
 
 
 def route_table(
@@ -80,7 +82,9 @@ def add_routes(
     canonical path: ``/static/{name}``), the catch-alls left out."""
     paths = []
     for prefix, table in tables:
-        for path, handler in table.items():
+        # aiohttp tries the routes under one prefix (/api/v1/inv/ and /api/v1/inv/{inv_hash}/)
+        # in the order added: those with a parameter, the ones asked for most, go first.
+        for path, handler in sorted(table.items(), key=lambda item: "{" not in item[0]):
             paths.append(_add(app, prefix + path, handler, cors))
     app.router.add_route("*", r"/n/{network:[^/]*}{tail:(/[\s\S]*)?}", unknown_network)
     # Any other path, newlines and all. (aiohttp answers a request whose target is not a
@@ -90,7 +94,10 @@ def add_routes(
 
 
 def _add(app: web.Application, path: str, handler: Handler, cors: Cors | None) -> str:
-    resource = app.router.add_resource(path)
+    # A parameter is one path segment, braces and all (aiohttp's own default also refuses
+    # braces): its handler refuses a malformed value with the reason, and a regular
+    # expression that excludes one character runs faster than one that excludes a set.
+    resource = app.router.add_resource(PARAMETER.sub(r"{\1:[^/]+}", path))
     resource.add_route("GET", handler)
     resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
     if cors is not None:

@@ -76,9 +76,11 @@ ERROR_PATHS = [
     ("GET", "/api/v1/inv/00ff/", 400, "invalid_hash"),
     ("GET", "/api/v1/inv/" + "g" * 64 + "/", 400, "invalid_hash"),
     ("GET", "/api/v1/inv/" + "0" * 64 + "/", 404, "inv_not_found"),
+    ("GET", "/api/v1/inv/%7B" + "0" * 62 + "%7D/", 400, "invalid_hash"),  # braces: a value too
     ("GET", "/api/v1/nodes/203.0.113.5-8333/latency/", 404, "node_not_found"),
     ("GET", "/api/v1/nodes/host.example-8333/latency/", 400, "invalid_address"),
     ("GET", "/api/v1/nodes/203.0.113.5/latency/", 400, "invalid_address"),
+    ("GET", "/api/v1/nodes/%7B203.0.113.5%7D-8333/latency/", 400, "invalid_address"),
     ("GET", "/api/v1/nodes/leaderboard/", 404, "not_served"),
     ("GET", "/api/v1/nodes/leaderboard/203.0.113.5-8333/", 404, "not_served"),
     ("GET", "/api/v1/addresses/", 404, "not_served"),
