@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
+from aiohttp.web_urldispatcher import MatchInfoError
 from prometheus_client.parser import text_string_to_metric_families
 
 from crawldash.app import NETWORKS, create_app
@@ -257,6 +258,17 @@ def test_requests_noted_are_folded_once_a_batch_is_full():
     cell = stats.cells["other", 400]
     assert sum(cell[:-1]) == 3 * RequestStats.FOLD_AT
     assert cell[2] == 3 * RequestStats.FOLD_AT  # 0.3 ms: the (0.25 ms, 0.5 ms] bucket
+
+
+def test_requests_aiohttp_answers_itself_are_counted_in_one_cell():
+    """``OPTIONS *`` matches no route: aiohttp answers 404 with a route of its own, made anew
+    for each such request. However many come, they are counted together, in bounded memory."""
+    stats = RequestStats()
+    for _ in range(RequestStats.FOLD_AT + 1):
+        stats.answered.append((MatchInfoError(web.HTTPNotFound()), 404, 0.0003))
+    stats.fold()
+    assert sum(stats.cells["other", 404][:-1]) == RequestStats.FOLD_AT + 1
+    assert len(stats._cell_of) == 1
 
 
 def test_a_request_refused_before_routing_is_counted_and_logs_no_traceback(

@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
 from aiohttp import web
-from aiohttp.web_urldispatcher import AbstractRoute, UrlMappingMatchInfo
+from aiohttp.web_urldispatcher import AbstractResource, UrlMappingMatchInfo
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -43,8 +43,10 @@ class RequestStats:
         self.answered: list[tuple[UrlMappingMatchInfo | None, int, float]] = []
         # (label, status) -> [requests per latency bucket (the last is +Inf)..., seconds]
         self.cells: dict[tuple[str, int], list[float]] = {}
-        # (route, status) -> its label's cell: the catch-alls' and None's are other's
-        self._cell_of: dict[tuple[AbstractRoute | None, int], list[float]] = {}
+        # (resource, status) -> its label's cell: the catch-alls' and None's are other's.
+        # Keyed by resource, which lives as long as the app, not by route: aiohttp makes a
+        # new route for each request it answers 404 itself (``OPTIONS *``).
+        self._cell_of: dict[tuple[AbstractResource | None, int], list[float]] = {}
 
     def label_routes(self, routes: Iterable[str]) -> None:
         self.routes = frozenset(routes)
@@ -53,19 +55,19 @@ class RequestStats:
         """Count the requests noted in ``answered`` since the last fold."""
         cell_of = self._cell_of
         for match, status, seconds in self.answered:
-            route = None if match is None else match.route
-            cell = cell_of.get((route, status)) or self._cell(route, status)
+            resource = None if match is None else match.route.resource
+            cell = cell_of.get((resource, status)) or self._cell(resource, status)
             cell[bisect_left(LATENCY_BUCKETS, seconds)] += 1
             cell[-1] += seconds
         self.answered.clear()
 
-    def _cell(self, route: AbstractRoute | None, status: int) -> list[float]:
-        declared = None if route is None or route.resource is None else route.resource.canonical
+    def _cell(self, resource: AbstractResource | None, status: int) -> list[float]:
+        declared = None if resource is None else resource.canonical
         label = declared if declared is not None and declared in self.routes else OTHER
         cell = self.cells.get((label, status))
         if cell is None:
             cell = self.cells[label, status] = [0.0] * (len(LATENCY_BUCKETS) + 2)
-        self._cell_of[route, status] = cell
+        self._cell_of[resource, status] = cell
         return cell
 
     def network_of(self, path: str) -> tuple[str, str]:
