@@ -63,7 +63,7 @@ class RequestStats:
 
     def _cell(self, resource: AbstractResource | None, status: int) -> list[float]:
         declared = None if resource is None else resource.canonical
-        label = declared if declared is not None and declared in self.routes else OTHER
+        label = declared if declared in self.routes else OTHER
         cell = self.cells.get((label, status))
         if cell is None:
             cell = self.cells[label, status] = [0.0] * (len(LATENCY_BUCKETS) + 2)
