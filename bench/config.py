@@ -23,7 +23,7 @@ class Config:
     big_nodes: int  # the separate folder's one large crawl
     tries: int  # crawls written and waited for, in each written -> served row
     cold_crawls: int  # crawl files of the cold-history scenario
-    presence_crawls: int  # crawls fed to the presence store (bench.presence)
+    presence_crawls: int  # crawls fed to the presence store (bench.studies.presence)
     wait_limit: float  # seconds a written crawl is waited for before it counts as late
 
     @property

@@ -17,7 +17,7 @@ from bench.config import Config
 from bench.data import Dataset
 from bench.load import free_port
 from bench.servers import SERVER_CORE, crawldash, get, server, wait_history
-from crawldash.tools.demo_data import Crawl
+from crawldash.tools.fake_crawler import Crawl
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
-from crawldash.tools.demo_data import Crawl, generate_crawls, status_json
+from crawldash.tools.fake_crawler import Crawl, generate_crawls, status_json
 
 INTERVAL = 600
 NODES = 15_000

@@ -1,5 +1,5 @@
-"""Measurements made in a process of their own (``python -m bench.presence``,
-``bench.trends``), so that the memory a load adds is the load's alone: both sides of that
+"""Measurements made in a process of their own (``python -m bench.studies.presence``,
+``bench.studies.trends``), so that the memory a load adds is the load's alone: both sides of that
 command line."""
 
 from __future__ import annotations

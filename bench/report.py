@@ -263,7 +263,7 @@ def header(config: Config) -> list[str]:
         f"- data: {config.history_files:,} crawl files at the real export's size (15,000 "
         "nodes, ~2.5 MB); the newest "
         f"{config.distinct} are consecutive crawls with the demo generator's churn between "
-        f"them (`crawldash.tools.demo_data`), the {older:,} older ones hardlinks of those under "
+        f"them (`crawldash.tools.fake_crawler`), the {older:,} older ones hardlinks of those under "
         "other timestamps' names (8,640 distinct ones would be ~22 GB): hardlinks share their "
         "pages in the page cache, so every older file is read from memory where a real "
         f"history's might come from disk; a separate folder holds one {config.big_nodes:,}-node "

@@ -20,7 +20,7 @@ class Section(enum.Enum):
     """The measure tables, in the order BENCHMARKS.md shows them."""
 
     FRESHNESS = "Freshness, start-up and memory"
-    PRESENCE = "Presence at full size (`python -m bench.presence`, in its own process)"
+    PRESENCE = "Presence at full size (`python -m bench.studies.presence`, in its own process)"
     TARGETS = "Every core busy, and a cold history of real-size crawls (with targets)"
 
 

@@ -11,14 +11,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
-from .live.loading.client import LoaderClient
-from .live.loading.counters import Counters
+from .live.loader.client import LoaderClient
+from .live.loader.counters import Counters
 from .live.memory.propagation import Propagation
 from .ops.access_log import AccessLines, request_logger
 from .ops.metrics import Metrics, RequestSeries, RequestStats
 from .routes import Handler, add_routes, service_routes
 from .served_network import ServedNetwork, Shared, build_network
-from .settings import Settings
+from .settings.serve import Settings
 from .web.cors import Cors
 from .web.dashboard import Dashboard
 from .web.links import Links
@@ -42,7 +42,7 @@ STATUS_POLL_SECONDS = 0.5  # the status file is looked at this often, apart from
 
 def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Application:
     """The whole service for ``settings``; nothing is read or started until it runs but
-    ``loader``, if given (the command line starts it first: ``live/head_start.py``)."""
+    ``loader``, if given (the command line starts it first: ``live/loader/head_start.py``)."""
     folders = settings.folders
     requests = RequestStats(folders[0].name)
     access_lines = AccessLines() if settings.access_log else None

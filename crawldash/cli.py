@@ -1,6 +1,6 @@
 """The command line: ``crawldash serve``, ``demo``, ``bitnodes-status`` and ``options``.
 
-Every option comes from the settings table (``settings.py``): its flag, its environment
+Every option comes from the settings table (``settings/serve.py``): its flag, its environment
 variable, its parser and its help. The command line wins over the environment; a bad value
 from either exits with status 2 and one line that names the flag or the variable.
 """
@@ -18,8 +18,7 @@ from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 from . import __version__
-from .bridge_settings import BridgeSettings
-from .live.loading.client import LoaderClient
+from .live.loader.client import LoaderClient
 from .ops.logs import configure_logging
 from .ops.startup import (
     check_can_start,
@@ -28,8 +27,9 @@ from .ops.startup import (
     raise_open_file_limit,
 )
 from .ops.workers import run_workers
-from .options import Option, markdown_table, options_of
-from .settings import (
+from .settings.bridge import BridgeSettings
+from .settings.options import Option, markdown_table, options_of
+from .settings.serve import (
     DEFAULT_NETWORK,
     SERVER_ONLY,
     DemoSettings,
@@ -243,7 +243,7 @@ def serve(settings: Settings) -> None:
 def serve_one(settings: Settings, reuse_port: bool) -> None:
     """One server process; with ``reuse_port`` it shares the port with other workers. Its
     loader process starts first and loads the newest crawl while this one imports aiohttp
-    and its handlers (``live/head_start.py``): hence the imports in the middle."""
+    and its handlers (``live/loader/head_start.py``): hence the imports in the middle."""
     loader = LoaderClient(timeout=settings.load_timeout)
     loader.spawn()
     if reuse_port:  # a spawned worker: it starts with no logging set up
@@ -255,7 +255,8 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
 
     def listening() -> None:  # said once the socket listens, not before
         log.info(
-            "serving %s on http://%s:%d open_files=%d max_connections=%d",
+            "crawldash %s serving %s on http://%s:%d open_files=%d max_connections=%d",
+            __version__,
             _described(folders),
             settings.host,
             settings.port,
@@ -264,7 +265,7 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
         )
 
     from .crawl.decode import Rules
-    from .live.loading.head_start import start_newest_load
+    from .live.loader.head_start import start_newest_load
 
     first = folders[0].data_dir
     start_newest_load(loader, first, Rules.of(settings), settings.max_clock_skew)

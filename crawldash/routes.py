@@ -11,14 +11,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from aiohttp import web
 
 from .ops.health import Health
-from .web.api import Api
 from .web.cors import Cors
 from .web.errors import not_allowed, not_found
 from .web.events import Broadcaster
-from .web.network import Network
+from .web.history import HistoryRoutes
+from .web.latest import Latest
+from .web.nodes import NodeRoutes
 from .web.presence import Presences
-from .web.v1 import V1
-from .web.v1_propagation import NOT_SERVED, V1Propagation, not_served
+from .web.v1.listings import V1
+from .web.v1.propagation import NOT_SERVED, V1Propagation, not_served
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Table = dict[str, Handler]  # path -> the bound handler that answers GET and HEAD there
@@ -26,8 +27,9 @@ PARAMETER = re.compile(r"\{(\w+)\}")  # a path parameter without its own express
 
 
 def route_table(
-    api: Api,
-    network: Network,
+    latest: Latest,
+    history: HistoryRoutes,
+    nodes: NodeRoutes,
     presences: Presences,
     v1: V1,
     propagation: V1Propagation,
@@ -36,13 +38,13 @@ def route_table(
 ) -> Table:
     """A network's own routes (those of the whole service are added by ``service_routes``)."""
     return {
-        "/api/snapshot": api.snapshot,
-        "/api/status": api.status,
-        "/api/history": api.history,
-        "/api/unique": api.unique,
-        "/api/check": api.check,
-        "/api/breakdown": network.breakdown,
-        "/api/nodes": network.nodes,
+        "/api/snapshot": latest.snapshot,
+        "/api/status": latest.status,
+        "/api/history": history.history,
+        "/api/unique": history.unique,
+        "/api/check": presences.check,
+        "/api/breakdown": nodes.breakdown,
+        "/api/nodes": nodes.nodes,
         "/api/presence": presences.presence,
         "/api/changes": presences.changes,
         "/api/v1/snapshots/": v1.snapshots,
@@ -53,7 +55,7 @@ def route_table(
         "/api/v1/nodes/{node}/latency/": propagation.latency,
         "/api/v1/inv/": propagation.inv_list,
         "/api/v1/inv/{inv_hash}/": propagation.inv,
-        "/api/openapi.json": api.openapi,
+        "/api/openapi.json": latest.openapi,
         "/api/events": events.stream,
         "/healthz": health.healthz,
         "/readyz": health.readyz,

@@ -14,26 +14,27 @@ import msgspec
 
 from .crawl.decode import Rules
 from .live.bodies import Representation, represent
-from .live.loading.archive import Archive, ArchivedSnapshot, load_archived
-from .live.loading.client import LoaderClient
-from .live.loading.counters import Counters
+from .live.loader.client import LoaderClient
+from .live.loader.counters import Counters
 from .live.memory.index_files import HistoryStore, PresenceStore
 from .live.memory.propagation import Propagation
 from .live.refreshing.refresher import Refresher
 from .live.refreshing.watcher import Watcher
+from .live.snapshot.past_crawls import Archive, ArchivedSnapshot, load_archived
 from .live.state import State
 from .ops.gauges import WatchedNetwork
 from .ops.health import Health
 from .routes import Handler, route_table
-from .settings import NetworkFolder, Settings
-from .web.api import Api
+from .settings.serve import NetworkFolder, Settings
 from .web.events import Broadcaster
+from .web.history import HistoryRoutes
+from .web.latest import Latest
 from .web.links import Links
-from .web.network import Network
-from .web.openapi import build_openapi
+from .web.nodes import NodeRoutes
 from .web.presence import Presences
-from .web.v1 import V1
-from .web.v1_propagation import V1Propagation
+from .web.schema.openapi import build_openapi
+from .web.v1.listings import V1
+from .web.v1.propagation import V1Propagation
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def build_network(
         refresher, data_dir, debounce_ms=settings.debounce_ms, force_polling=settings.force_polling
     )
     prefix = f"/n/{folder.name}"
-    api = Api(state, _schemas(shared.links.public_url, prefix), settings.cache_max_age)
+    latest = Latest(state, _schemas(shared.links.public_url, prefix), settings.cache_max_age)
     events = Broadcaster(
         state, max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
     )
@@ -109,10 +110,11 @@ def build_network(
         return await shared.loader.run(load_archived, path, timestamp, rules)
 
     handlers = route_table(
-        api,
-        Network(state, api.until_next_crawl, links=shared.links),
+        latest,
+        HistoryRoutes(state, latest.until_next_crawl),
+        NodeRoutes(state, latest.until_next_crawl, links=shared.links),
         Presences(state),
-        V1(state, Archive(data_dir, load_older), api.until_next_crawl, links=shared.links),
+        V1(state, Archive(data_dir, load_older), latest.until_next_crawl, links=shared.links),
         V1Propagation(propagation, links=shared.links),
         events,
         health,

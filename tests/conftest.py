@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from crawldash.app import NETWORKS, create_app
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 
 Client = TestClient[web.Request, web.Application]
 ClientFactory = Callable[..., Awaitable[Client]]

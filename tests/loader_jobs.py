@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 from crawldash.crawl.files import LoadError
-from crawldash.live.loading.process import SCHED_ATTR
+from crawldash.live.loader.process import SCHED_ATTR
 
 SCHED_GETATTR = {"x86_64": 315, "aarch64": 275}  # syscall numbers; tests skip elsewhere
 

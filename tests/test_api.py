@@ -10,9 +10,9 @@ import msgspec
 
 from crawldash.crawl.decode import decode_snapshot
 from crawldash.crawl.files import FileVersion, LoadError
-from crawldash.live.loading.prepared import PreparedSnapshot
 from crawldash.live.memory.checks import CheckAnswers
 from crawldash.live.memory.presence import Presence
+from crawldash.live.snapshot.prepared import PreparedSnapshot
 from crawldash.models import CheckBody, PresenceBody
 
 from .conftest import Client, eventually

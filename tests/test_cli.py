@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from crawldash import cli
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 from crawldash.web import server
 
 from .factories import export_body, rows, write_snapshot, write_status

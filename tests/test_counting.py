@@ -13,15 +13,15 @@ from crawldash.crawl.address import NETWORKS, network_of
 from crawldash.crawl.count import count_nodes
 from crawldash.crawl.decode import Rules, decode_snapshot
 from crawldash.crawl.files import FileVersion, LoadError, list_data_dir
-from crawldash.live.loading.client import LoaderClient
-from crawldash.live.loading.counters import Counters
+from crawldash.live.loader.client import LoaderClient
+from crawldash.live.loader.counters import Counters
 from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.memory.presence import Presence
 from crawldash.live.refreshing.counting import Counting
 from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.refreshing.rejections import Rejections
 from crawldash.live.state import State
-from crawldash.tools.demo_data import generate_crawls
+from crawldash.tools.fake_crawler import generate_crawls
 
 from .conftest import eventually
 from .factories import I2P, ONION, api_body, export_body, row, rows, write_snapshot

@@ -11,8 +11,8 @@ import msgspec
 from crawldash import cli
 from crawldash.app import create_app
 from crawldash.crawl.address import network_of
-from crawldash.settings import Settings
-from crawldash.tools.demo_data import Crawl, generate_crawls, status_json
+from crawldash.settings.serve import Settings
+from crawldash.tools.fake_crawler import Crawl, generate_crawls, status_json
 
 END = 1_795_400_400
 

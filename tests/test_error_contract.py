@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from crawldash.app import NETWORKS, create_app
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 
 from .conftest import Client
 from .factories import export_body, rows, write_snapshot

@@ -12,7 +12,7 @@ import jsonschema_rs
 
 from crawldash.app import NETWORKS
 from crawldash.web.events import QUEUE_SIZE
-from crawldash.web.events_schema import EVENT_KINDS
+from crawldash.web.schema.events import EVENT_KINDS
 
 from .conftest import Serve, until_served, watching
 from .factories import export_body, rows, write_snapshot, write_status

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from crawldash.app import create_app
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

@@ -17,8 +17,8 @@ from crawldash.app import LOADER, NETWORKS
 from crawldash.crawl.count import read_count
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import LoadError
-from crawldash.live.loading.client import LOADER_NICENESS, LoaderClient, unpacked
-from crawldash.live.loading.process import LARGE, SLICE_NS, packed
+from crawldash.live.loader.client import LOADER_NICENESS, LoaderClient, unpacked
+from crawldash.live.loader.process import LARGE, SLICE_NS, packed
 
 from .conftest import Client, eventually, watching
 from .factories import export_body, rows, write_snapshot, write_status
@@ -310,7 +310,7 @@ async def test_a_load_holds_a_shared_core_a_tenth_of_a_millisecond_at_a_time(ser
 def test_any_user_gets_the_batch_policy_and_short_slices_and_keeps_the_niceness():
     arguments = as_nobody()
     script = (
-        "import os; from crawldash.live.loading.process import batch_policy, short_slices; "
+        "import os; from crawldash.live.loader.process import batch_policy, short_slices; "
         "from tests.loader_jobs import scheduling; os.nice(7); "
         "print(short_slices(250_000), batch_policy(), *scheduling())"
     )

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from crawldash.app import LOADER, create_app
 from crawldash.crawl.decode import Rules
-from crawldash.live.loading.client import LoaderClient
-from crawldash.live.loading.head_start import newest_snapshot, start_newest_load
-from crawldash.settings import Settings
+from crawldash.live.loader.client import LoaderClient
+from crawldash.live.loader.head_start import newest_snapshot, start_newest_load
+from crawldash.settings.serve import Settings
 
 from .conftest import eventually
 from .factories import export_body, rows, write_snapshot

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from crawldash.live.loading import catalog as catalog_module
-from crawldash.live.loading.catalog import NodeCatalog, NodeFilter
+from crawldash.live.snapshot import catalog as catalog_module
+from crawldash.live.snapshot.catalog import NodeCatalog, NodeFilter
 from crawldash.models import NodeRow
-from crawldash.web import network
+from crawldash.web import nodes
 
 from .conftest import Client, until_served
 from .factories import export_body, rows, write_snapshot
@@ -33,8 +33,8 @@ SMALL_ROWS = 10  # rows of a page a step, likewise
 @pytest.fixture
 def small_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(catalog_module, "STEP", SMALL_STEP)
-    monkeypatch.setattr(network, "STEP", SMALL_STEP)
-    monkeypatch.setattr(network, "ROWS_PER_STEP", SMALL_ROWS)
+    monkeypatch.setattr(nodes, "STEP", SMALL_STEP)
+    monkeypatch.setattr(nodes, "ROWS_PER_STEP", SMALL_ROWS)
 
 
 # Four connections of searches, as in the heavy-queries benchmark, and many more.

@@ -13,13 +13,13 @@ from crawldash.app import NETWORKS, create_app
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import list_data_dir
 from crawldash.live import bodies
-from crawldash.live.loading.client import LoaderClient
+from crawldash.live.loader.client import LoaderClient
 from crawldash.live.memory import history as history_module
 from crawldash.live.memory.history import History, HistoryEntry
 from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.state import State
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 
 from .conftest import eventually
 from .factories import export_body, rows, write_snapshot

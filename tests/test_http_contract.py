@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from crawldash.app import NETWORKS, create_app
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 from crawldash.web.responses import negotiate
 
 from .conftest import Client, eventually, watching

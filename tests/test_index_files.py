@@ -14,10 +14,10 @@ import pytest
 
 from crawldash.app import NETWORKS, create_app
 from crawldash.live.memory.history import HISTORY_FORMAT, Folder, HistoryEntry, decode_history
+from crawldash.live.memory.index_codec import encode_presence
 from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.memory.presence import Presence
-from crawldash.live.memory.presence_codec import encode_presence
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 
 from .conftest import Client, ClientFactory, eventually
 from .factories import export_body, rows, write_snapshot

@@ -14,7 +14,7 @@ from crawldash.app import NETWORKS, create_app
 from crawldash.crawl.files import read_file
 from crawldash.live.memory.history import HistoryEntry
 from crawldash.live.memory.index_files import HistoryStore
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 
 from .conftest import Client, eventually, watching
 from .factories import export_body, rows, write_snapshot, write_status

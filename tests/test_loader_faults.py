@@ -14,13 +14,13 @@ import pytest
 from crawldash.app import LOADER, NETWORKS, create_app
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import FileVersion, LoadError
-from crawldash.live.loading import archive
-from crawldash.live.loading.client import LoaderClient
+from crawldash.live.loader.client import LoaderClient
 from crawldash.live.memory.history import HistoryEntry
 from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.refreshing import rejections
 from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.refreshing.rejections import Rejections
+from crawldash.live.snapshot import past_crawls
 from crawldash.live.state import State
 
 from .conftest import Client, eventually, served_timestamp, until_served, watching
@@ -39,7 +39,7 @@ async def test_a_stopped_loader_is_killed_said_and_the_load_tried_again(
     serve, data_dir, monkeypatch, caplog
 ):
     monkeypatch.setattr(rejections, "RETRY_FIRST", 3.0)  # long enough to look at it
-    monkeypatch.setattr(archive, "ARCHIVE_WAIT", 0.5)
+    monkeypatch.setattr(past_crawls, "ARCHIVE_WAIT", 0.5)
     write_snapshot(data_dir, NOW - 1200, export_body(rows(3)))
     write_snapshot(data_dir, NOW - 600, export_body(rows(4)))
     write_status(data_dir, state="running")

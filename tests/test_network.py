@@ -13,9 +13,9 @@ import pytest
 from yarl import URL
 
 from crawldash.app import create_app
-from crawldash.live.loading.catalog import NodeCatalog
+from crawldash.live.snapshot.catalog import NodeCatalog
 from crawldash.models import NodeRow
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 
 from .conftest import Client
 from .factories import I2P, ONION, export_body, row, write_snapshot

@@ -26,7 +26,7 @@ from crawldash.live.memory.history import (
 )
 from crawldash.live.memory.index_files import HistoryStore
 from crawldash.live.memory.tallies import KEPT, KEYS, Values, counts_of
-from crawldash.settings import Settings
+from crawldash.settings.serve import Settings
 from crawldash.tools.demo import write_demo
 
 from .conftest import Client, ClientFactory, Serve, eventually, until_served

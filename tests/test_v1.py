@@ -17,7 +17,7 @@ from yarl import URL
 from crawldash.app import NETWORKS
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import FileVersion
-from crawldash.live.loading.archive import Archive, ArchivedSnapshot, load_archived
+from crawldash.live.snapshot.past_crawls import Archive, ArchivedSnapshot, load_archived
 from tests.conftest import Client, eventually, watching
 from tests.factories import ONION, api_body, export_body, row, write_snapshot
 
@@ -164,12 +164,12 @@ async def test_an_unusable_crawl_file_is_404_and_logged_once(
     write_snapshot(data_dir, TS + 600, export_body(crawl_rows(1)))
     (data_dir / f"{TS - 600}.json").write_bytes(b'[["203.0.113.5", 8333, 7')  # torn
     await client.app[NETWORKS][0].refresher.refresh()
-    with caplog.at_level(logging.WARNING, logger="crawldash.live.loading.archive"):
+    with caplog.at_level(logging.WARNING, logger="crawldash.live.snapshot.past_crawls"):
         for _ in range(3):
             answer = await client.get(f"/api/v1/snapshots/{TS - 600}/")
             assert answer.status == 404
             assert (await answer.json())["error"]["code"] == "snapshot_not_found"
-    logged = [r for r in caplog.records if r.name == "crawldash.live.loading.archive"]
+    logged = [r for r in caplog.records if r.name == "crawldash.live.snapshot.past_crawls"]
     assert len(logged) == 1
     assert "does not decode" in logged[0].getMessage()
     assert (await client.get(f"/api/v1/snapshots/{TS}/")).status == 200  # the others serve

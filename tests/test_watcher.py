@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from crawldash.crawl.decode import Rules
-from crawldash.live.loading.client import LoaderClient
+from crawldash.live.loader.client import LoaderClient
 from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.refreshing.watcher import Watcher, crawler_files

@@ -1,47 +1,57 @@
-"""The scenarios of ``make bench``, in the order they run: each takes the run's Bench and
-returns its rows (bench.rows); bench.report turns them into text."""
+"""The scenarios of ``make bench``, in the order they run: each module's ``run`` takes the
+run's Bench and returns its rows (bench.rows); bench.report turns them into text. A
+scenario's name (``python -m bench.run --only NAME``) is its module's, with hyphens."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 
 from bench.context import Bench
 from bench.rows import Row
 from bench.scenarios import (
     access_log,
+    bridge_propagation,
     busy_cores,
     cold_history,
+    cold_start,
     endpoints,
     freshness,
     heavy_queries,
     memory,
     naive,
     networks,
+    nginx,
     presence,
-    propagation,
-    snapshot_vs_nginx,
     startup,
     trends,
     workers,
 )
 
 Scenario = Callable[[Bench], list[Row]]
+ORDER: tuple[ModuleType, ...] = (
+    endpoints,
+    access_log,
+    heavy_queries,
+    naive,
+    nginx,
+    startup,
+    freshness,
+    cold_start,
+    memory,
+    presence,
+    workers,
+    busy_cores,
+    cold_history,
+    trends,
+    bridge_propagation,
+    networks,
+)
 
-SCENARIOS: dict[str, Scenario] = {
-    "endpoints": endpoints.run,
-    "access-log": access_log.run,
-    "heavy-queries": heavy_queries.run,
-    "naive": naive.run,
-    "nginx": snapshot_vs_nginx.run,
-    "startup": startup.warm,
-    "freshness": freshness.run,
-    "cold-start": startup.cold,
-    "memory": memory.run,
-    "presence": presence.run,
-    "workers": workers.run,
-    "busy-cores": busy_cores.run,
-    "cold-history": cold_history.run,
-    "trends": trends.run,
-    "bridge-propagation": propagation.run,
-    "networks": networks.run,
-}
+
+def scenario_name(module: ModuleType) -> str:
+    """A scenario's name: its module's, with hyphens (``cold_start`` -> ``cold-start``)."""
+    return module.__name__.rpartition(".")[2].replace("_", "-")
+
+
+SCENARIOS: dict[str, Scenario] = {scenario_name(module): module.run for module in ORDER}

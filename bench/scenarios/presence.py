@@ -1,4 +1,4 @@
-"""The presence store at full size, in its own process (``python -m bench.presence``), so
+"""The presence store at full size, in its own process (``python -m bench.studies.presence``), so
 that the memory it adds is its own."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from bench.servers import PY
 def run(bench: Bench) -> list[Row]:
     crawls = str(bench.config.presence_crawls)
     out = subprocess.run(
-        [PY, "-m", "bench.presence", "--json", crawls],
+        [PY, "-m", "bench.studies.presence", "--json", crawls],
         check=True,
         capture_output=True,
         cwd=REPO,

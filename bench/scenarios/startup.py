@@ -1,5 +1,5 @@
-"""Start-up: the time to a first answer, and until the history is complete, with the state
-index present (``warm``) and without one (``cold``)."""
+"""Start-up with the state index present: the time to a first answer, and until the
+history is complete (``cold_start`` measures the same without one)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.context import Bench, emptied
+from bench.context import Bench
 from bench.rows import Measure, Row, Section, Shape, Unit, fact
 from bench.servers import BOTH_CORES, wait_history
 
 
-def warm(bench: Bench) -> list[Row]:
+def run(bench: Bench) -> list[Row]:
     state = bench.ready_state()
     rows: list[Row] = [
         first_answers(
@@ -27,27 +27,6 @@ def warm(bench: Bench) -> list[Row]:
         rows.append(
             fact(
                 "history complete after start (state index present)",
-                wait_history(running.base),
-                Unit.S,
-            )
-        )
-    return rows
-
-
-def cold(bench: Bench) -> list[Row]:
-    folder = bench.config.root / "cold"
-    rows: list[Row] = [
-        first_answers(
-            f"first answer after start (cold, no state index), median of {bench.config.starts} "
-            "starts",
-            bench,
-            lambda: emptied(folder),
-        )
-    ]
-    with bench.crawldash(emptied(folder)) as running:
-        rows.append(
-            fact(
-                "history complete after start (cold, no state index)",
                 wait_history(running.base),
                 Unit.S,
             )

@@ -1,5 +1,5 @@
 """The network over time: the history by value at full size in its own process
-(``python -m bench.trends``: its index on disk, the memory loading it adds); and
+(``python -m bench.studies.trends``: its index on disk, the memory loading it adds); and
 ``/api/unique`` over a month of crawls, the server CPU of its first answer after each new
 crawl (what follows is cached: the endpoints scenario measures that beside the ceiling)."""
 
@@ -27,7 +27,7 @@ NEW_CRAWLS = 3  # crawls written, each followed by a first request (config.later
 
 def run(bench: Bench) -> list[Row]:
     out = subprocess.run(
-        [PY, "-m", "bench.trends", "--json", str(bench.config.presence_crawls)],
+        [PY, "-m", "bench.studies.trends", "--json", str(bench.config.presence_crawls)],
         check=True,
         capture_output=True,
         cwd=REPO,

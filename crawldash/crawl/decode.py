@@ -21,7 +21,7 @@ from .address import NETWORKS, AddressError, canonical_address, parse_address
 from .files import LoadError, read_file
 
 if TYPE_CHECKING:  # the loader process imports this module: it needs no settings
-    from ..settings import Settings
+    from ..settings.serve import Settings
 
 
 class CrawlRow(Base, frozen=True, array_like=True):

@@ -13,7 +13,6 @@ import msgspec
 from ..crawl.files import FileVersion
 from ..models import CrawlerStatus, StatusBody
 from .bodies import Representation, represent
-from .loading.prepared import PreparedSnapshot
 from .memory.backfill import OlderCrawls
 from .memory.changes import Changes
 from .memory.checks import CheckAnswers
@@ -21,6 +20,7 @@ from .memory.history import History, HistoryEntry
 from .memory.presence import Presence
 from .memory.trends import Trends
 from .memory.unique import UniqueCounts
+from .snapshot.prepared import PreparedSnapshot
 
 _encoder = msgspec.json.Encoder()
 

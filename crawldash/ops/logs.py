@@ -17,7 +17,7 @@ class MalformedRequestFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         # Imported here, not at start-up: aiohttp's import is what the first snapshot's
-        # head start overlaps (live/head_start.py), and only aiohttp logs these records.
+        # head start overlaps (live/loader/head_start.py), and only aiohttp logs these records.
         from aiohttp.http_exceptions import HttpProcessingError
 
         error = record.exc_info[1] if record.exc_info else None

@@ -10,11 +10,12 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from aiohttp import web
 from aiohttp.web_urldispatcher import AbstractResource, UrlMappingMatchInfo
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry, Info, generate_latest
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from .. import __version__
 from ..web.links import NETWORK_PATH, network_prefix
 from ..web.responses import plain
 from .gauges import BreakdownCollector, DataCollector, WatchedNetwork
@@ -127,6 +128,8 @@ class Metrics:
         breakdowns: bool = False,
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        build = Info("crawldash_build", "The running crawldash's version.", registry=self.registry)
+        build.info({"version": __version__})
         self.registry.register(DataCollector(networks))
         if breakdowns:
             self.registry.register(BreakdownCollector(networks))

@@ -8,7 +8,7 @@ import resource
 import tempfile
 from pathlib import Path
 
-from ..settings import StartupError
+from ..settings.serve import StartupError
 
 MAX_DEFAULT_CONNECTIONS = 10_000
 

@@ -16,7 +16,7 @@ from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
 
-from ..settings import Settings
+from ..settings.serve import Settings
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ import msgspec
 import redis
 from redis.connection import parse_url
 
-from ..bridge_settings import BridgeSettings
 from ..crawl.files import snapshot_timestamp, write_atomically
 from ..models import CrawlerStatus
+from ..settings.bridge import BridgeSettings
 from .propagation import Collector
 
 log = logging.getLogger(__name__)

@@ -15,12 +15,12 @@ from ..crawl.address import NETWORKS
 from ..crawl.breakdown import Value, tally
 from ..crawl.files import STATUS_NAME, snapshot_timestamp, write_atomically
 from ..live.memory.history import HistoryEntry, Kept
+from ..live.memory.index_codec import encode_presence
 from ..live.memory.index_files import HistoryStore, PresenceStore
 from ..live.memory.presence import BASE_SLOT, Presence
-from ..live.memory.presence_codec import encode_presence
 from ..live.memory.tallies import KEYS, Values
 from ..models import ExportRow
-from .demo_data import Crawl, generate_crawls, status_json, tip_height
+from .fake_crawler import Crawl, generate_crawls, status_json, tip_height
 
 log = logging.getLogger(__name__)
 INTERVAL = 600

@@ -4,7 +4,7 @@ A subscriber first receives the current snapshot and status, then each change. E
 has a bounded queue: a reader too slow to keep up is disconnected (its EventSource
 reconnects and is sent the current state again), so no reader makes the server buffer
 without bound. Clients that disconnect are dropped at once (the handler is cancelled).
-Every kind of event, and its data, is described in ``events_schema.py``: only those kinds
+Every kind of event, and its data, is described in ``schema/events.py``: only those kinds
 are sent.
 """
 
@@ -20,8 +20,8 @@ from aiohttp import web
 from ..live.state import State
 from ..models import SnapshotEvent
 from .errors import ApiError
-from .events_schema import EVENT_KINDS
 from .responses import headers_for
+from .schema.events import EVENT_KINDS
 
 QUEUE_SIZE = 16
 EVENT_STREAM = "text/event-stream"

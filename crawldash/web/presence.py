@@ -1,5 +1,6 @@
-"""Every node's history: ``/api/presence`` (runs of crawls with and without an address)
-and ``/api/changes`` (who joined and left), answered from the presence kept in the state."""
+"""Every node's history: ``/api/check`` (is an address in the latest crawl, and in how many
+of those held), ``/api/presence`` (runs of crawls with and without an address) and
+``/api/changes`` (who joined and left), answered from the presence kept in the state."""
 
 from __future__ import annotations
 
@@ -7,15 +8,22 @@ from aiohttp import web
 
 from ..live.state import State
 from .errors import ApiError, no_snapshot
-from .queries import changes_query, presence_query
+from .queries import changes_query, check_query, presence_query
 from .responses import plain
 
 
 class Presences:
-    """``/api/presence`` and ``/api/changes``."""
+    """``/api/check``, ``/api/presence`` and ``/api/changes``."""
 
     def __init__(self, state: State) -> None:
         self.state = state
+
+    async def check(self, request: web.Request) -> web.Response:
+        address = check_query(request.rel_url.raw_query_string)
+        served = self.state.snapshot
+        if served is None:
+            raise no_snapshot()
+        return plain(self.state.checks.check(served, address))
 
     async def presence(self, request: web.Request) -> web.Response:
         query = request.rel_url.raw_query_string

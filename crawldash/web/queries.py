@@ -13,9 +13,9 @@ from urllib.parse import parse_qsl
 
 from ..crawl.address import NETWORKS, AddressError, parse_address
 from ..crawl.breakdown import BY, SERVICE_NAMES
-from ..live.loading.breakdown_bodies import DEFAULT_ROWS, MAX_ROWS
-from ..live.loading.catalog import SORTS, NodeFilter
 from ..live.memory.trends import DEFAULT_TOP, MAX_TOP
+from ..live.snapshot.breakdown import DEFAULT_ROWS, MAX_ROWS
+from ..live.snapshot.catalog import SORTS, NodeFilter
 from .errors import ApiError
 
 DEFAULT_HISTORY_LIMIT = 144

@@ -14,7 +14,7 @@ import msgspec
 from aiohttp import web
 
 from ..models import ErrorBody, ErrorDetail
-from ..settings import StartupError
+from ..settings.serve import StartupError
 from .responses import COMMON_HEADERS
 
 STOP_SECONDS = 3.0  # how long requests under way may take to finish at shutdown

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from ...models import Base, Node, NodeRow, PresenceBody
-from ..loading.prepared import PreparedSnapshot
+from ..snapshot.prepared import PreparedSnapshot
 from .presence import Presence
 
 MAX_BODIES = 4096  # answers kept; past that the cache starts again

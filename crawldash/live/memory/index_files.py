@@ -21,9 +21,9 @@ from typing import Generic, Protocol, TypeVar
 
 from ...crawl.files import write_atomically
 from .history import Folder, HistoryEntry, Kept, decode_kept, encode_history
+from .index_codec import decode_presence
 from .index_paths import HISTORY_NAME, PRESENCE_NAME, adopt_orphan, index_path
 from .presence import Presence
-from .presence_codec import decode_presence
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF = 60.0

@@ -3,7 +3,7 @@
 One compressed bitmap (pyroaring) per address over crawl *slots*: consecutive integers
 given to the crawls whose membership is known, in time order. A node present for weeks is
 one run in its bitmap, so memory follows churn, not crawls times nodes (``python -m
-bench.presence`` compares it with one bitmap per crawl; see docs/architecture.md, "Node
+bench.studies.presence`` compares it with one bitmap per crawl; see docs/architecture.md, "Node
 presence in memory").
 
 The oldest crawl has slot ``_low``. A newer crawl takes the next slot, an older one (the

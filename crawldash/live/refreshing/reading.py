@@ -16,8 +16,8 @@ from typing import TypeVar
 from ...crawl.count import CrawlCount, read_count
 from ...crawl.decode import Rules
 from ...crawl.files import FileVersion, LoadError
-from ..loading.client import LoaderClient
-from ..loading.counters import Counters
+from ..loader.client import LoaderClient
+from ..loader.counters import Counters
 from ..state import State
 from .rejections import Rejections
 

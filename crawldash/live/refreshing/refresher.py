@@ -30,12 +30,12 @@ from ...crawl.files import (
     misnamed,
     named_ahead,
 )
-from ..loading.client import LoaderClient
-from ..loading.counters import Counters
-from ..loading.prepared import PreparedSnapshot, load_snapshot
+from ..loader.client import LoaderClient
+from ..loader.counters import Counters
 from ..memory.history import HistoryEntry
+from ..memory.index_codec import encode_presence_in_slices
 from ..memory.index_files import HistoryStore, IndexSaver, PresenceStore
-from ..memory.presence_codec import encode_presence_in_slices
+from ..snapshot.prepared import PreparedSnapshot, load_snapshot
 from ..state import State
 from .counting import READ_AHEAD, Counting
 from .reading import Reader

@@ -6,10 +6,10 @@ from typing import Any
 
 import msgspec
 
-from .. import __version__
-from ..crawl.address import MAX_ADDRESS_LENGTH
-from ..live.memory.propagation import InvBody, InvList, LatencyBody
-from ..models import (
+from ... import __version__
+from ...crawl.address import MAX_ADDRESS_LENGTH
+from ...live.memory.propagation import InvBody, InvList, LatencyBody
+from ...models import (
     ApiSnapshot,
     BreakdownBody,
     ChangesBody,
@@ -28,11 +28,11 @@ from ..models import (
     V1NodeStatus,
     V1SnapshotList,
 )
-from .events_schema import events_response
-from .history_schema import history_operations
-from .network_schema import network_operations
-from .presence_schema import presence_operations
-from .v1_schema import propagation_operations, v1_operations
+from .events import events_response
+from .history import history_operations
+from .nodes import network_operations
+from .presence import presence_operations
+from .v1 import propagation_operations, v1_operations
 
 REF = "#/components/schemas/{name}"
 ERRORS = {

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..crawl.address import NETWORKS
-from ..crawl.breakdown import BY, SERVICE_NAMES
-from ..live.loading.breakdown_bodies import DEFAULT_ROWS, MAX_ROWS
-from ..live.loading.catalog import SORTS
+from ...crawl.address import NETWORKS
+from ...crawl.breakdown import BY, SERVICE_NAMES
+from ...live.snapshot.breakdown import DEFAULT_ROWS, MAX_ROWS
+from ...live.snapshot.catalog import SORTS
 
 Json = Callable[[dict[str, Any], str], dict[str, Any]]
 Errors = Callable[..., dict[str, Any]]

@@ -1,5 +1,5 @@
 """How an option is declared, parsed from text and documented: the machinery behind the
-settings table in ``settings.py``."""
+settings table in ``settings/serve.py``."""
 
 from __future__ import annotations
 

@@ -12,11 +12,11 @@ from typing import TypeVar
 
 from aiohttp import hdrs, web
 
-from ..live.loading.catalog import CSV_HEADER, STEP, Steps
-from ..live.loading.prepared import PreparedSnapshot
+from ..live.snapshot.catalog import CSV_HEADER, STEP, Steps
+from ..live.snapshot.prepared import PreparedSnapshot
 from ..live.state import State
-from .api import coding_for
 from .errors import no_snapshot
+from .latest import coding_for
 from .links import Links
 from .queries import NodesQuery, breakdown_query, nodes_query
 from .responses import headers_for, plain, respond
@@ -47,7 +47,7 @@ class Searches:
                 await asyncio.sleep(0)
 
 
-class Network:
+class NodeRoutes:
     """The breakdowns and the filtered node list of the latest crawl."""
 
     def __init__(

@@ -13,7 +13,7 @@ straight into a bytes object of its own with the GIL released, and unpickles onl
 rest while holding it (``packed()``, and ``unpacked()`` in ``client.py``). A reply is
 ``("ok", value)``, ``("raised", exception)`` or ``("died", why)`` when the child ended
 without replying (killed, or out of memory). Run as ``python -m
-crawldash.live.loading.process NICENESS SOCKET_FD``; it ends when the server closes its end.
+crawldash.live.loader.process NICENESS SOCKET_FD``; it ends when the server closes its end.
 
 A load must finish on a machine whose every core is busy (bitnodes' crawler runs beside
 crawldash), and must not slow the answers when it shares a core with the server. So the
@@ -45,8 +45,8 @@ from typing import Any
 SIZE = struct.Struct(">Q")  # a reply's length, sent with its file; its pickle's, in it
 LARGE = 16 * 1024  # bytes objects at least this long follow a reply's pickle, not in it
 PRELOADED = (
-    "crawldash.live.loading.prepared",
-    "crawldash.live.loading.archive",
+    "crawldash.live.snapshot.prepared",
+    "crawldash.live.snapshot.past_crawls",
     "crawldash.crawl.files",
 )
 MAX_CALL = 1 << 20  # bytes: a call names a function and a few small arguments

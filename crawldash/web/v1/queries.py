@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..crawl.address import AddressError, parse_address
-from ..crawl.propagation import BLOCK_HASH
-from ..live.loading.archive import FIELDS
-from ..live.loading.catalog import NodeFilter
-from .errors import ApiError
-from .queries import COUNTRY, bounded, one_value, parse_query, text_value, whole_number
+from ...crawl.address import AddressError, parse_address
+from ...crawl.propagation import BLOCK_HASH
+from ...live.snapshot.catalog import NodeFilter
+from ...live.snapshot.past_crawls import FIELDS
+from ..errors import ApiError
+from ..queries import COUNTRY, bounded, one_value, parse_query, text_value, whole_number
 
 V1_DEFAULT_LIMIT = 10  # as bitnodes.io
 V1_MAX_LIMIT = 100

@@ -3,7 +3,7 @@ churn, kept the way crawldash keeps it (one bitmap per address), against one bit
 crawl over the same data. Prints its findings as ``measure | value`` rows, or with
 ``--json`` as the bench.rows.Measure rows ``make bench`` reads.
 
-Run alone with ``python -m bench.presence [--json] [crawls] [nodes]``; ``make bench`` runs
+Run alone with ``python -m bench.studies.presence [--json] [crawls] [nodes]``; ``make bench`` runs
 it too.
 """
 
@@ -17,13 +17,13 @@ from pyroaring import FrozenBitMap
 
 from bench.fresh_process import command_line, loaded_in_a_fresh_process, own_rss_mib
 from bench.rows import Measure, Section, Shape, Unit
-from crawldash.live.memory.presence import SLICE, Presence
-from crawldash.live.memory.presence_codec import (
+from crawldash.live.memory.index_codec import (
     decode_presence,
     encode_presence,
     encode_presence_in_slices,
 )
-from crawldash.tools.demo_data import generate_crawls
+from crawldash.live.memory.presence import SLICE, Presence
+from crawldash.tools.fake_crawler import generate_crawls
 
 END = 1_790_000_000
 
@@ -81,7 +81,7 @@ def load(path: str) -> None:
 def main(crawls: int = 8640, nodes: int = 15_000) -> list[Measure]:
     presence, updates, saves, per_crawl = asyncio.run(build(crawls, nodes))
     data = encode_presence(presence)
-    out = loaded_in_a_fresh_process("bench.presence", data, ".msgpack")
+    out = loaded_in_a_fresh_process("bench.studies.presence", data, ".msgpack")
     seconds, added, held = float(out[0]), float(out[1]), int(out[2])
     updates.sort()
     saves.sort()

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from ..models import Base, SnapshotEvent, StatusBody
+from ...models import Base, SnapshotEvent, StatusBody
 
 # Every kind of event the stream sends, with the type its data is encoded from, in the
 # order a new subscriber is sent the current one of each.

@@ -9,17 +9,17 @@ from collections.abc import Callable, Collection
 import msgspec
 from aiohttp import web
 
-from ..live.loading.archive import Archive, ArchiveBusy
-from ..live.loading.prepared import PreparedSnapshot
-from ..live.memory.checks import node_row
-from ..live.state import State
-from ..models import V1SnapshotList, V1SnapshotRef
-from .api import coding_for
-from .errors import ApiError, no_snapshot
-from .links import Links
-from .network import Searches
-from .responses import plain, respond
-from .v1_queries import (
+from ...live.memory.checks import node_row
+from ...live.snapshot.past_crawls import Archive, ArchiveBusy
+from ...live.snapshot.prepared import PreparedSnapshot
+from ...live.state import State
+from ...models import V1SnapshotList, V1SnapshotRef
+from ..errors import ApiError, no_snapshot
+from ..latest import coding_for
+from ..links import Links
+from ..nodes import Searches
+from ..responses import plain, respond
+from .queries import (
     Page,
     field_query,
     node_address,

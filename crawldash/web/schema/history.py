@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..crawl.breakdown import BY
-from ..live.memory.trends import DEFAULT_TOP, MAX_TOP
-from .network_schema import Errors, Json, parameter
-from .queries import DEFAULT_WINDOW, HISTORY_FORMATS, MAX_MATCH, MAX_WINDOW, MIN_WINDOW
+from ...crawl.breakdown import BY
+from ...live.memory.trends import DEFAULT_TOP, MAX_TOP
+from ..queries import DEFAULT_WINDOW, HISTORY_FORMATS, MAX_MATCH, MAX_WINDOW, MIN_WINDOW
+from .nodes import Errors, Json, parameter
 
 ERRORS_400 = "`invalid_limit`, `invalid_by`, `invalid_top`, `invalid_match` or `invalid_format`."
 

@@ -1,7 +1,7 @@
 """The loader process: new snapshots are decoded, indexed, encoded and compressed in a
 process of its own, so that a large crawl never holds the serving process's GIL.
 
-Started once (``python -m crawldash.live.loading.process``; SCHED_BATCH at the server's
+Started once (``python -m crawldash.live.loader.process``; SCHED_BATCH at the server's
 niceness, in 0.1 ms slices: a fair share of a busy core, but answering comes first), it
 imports the loading code and forks a child per load, so that the memory a load needed is
 given back when it ends.
@@ -189,7 +189,7 @@ class LoaderClient:
             filter(None, (PACKAGE_ROOT, environment.get("PYTHONPATH")))
         )
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        command = [sys.executable, "-m", "crawldash.live.loading.process"]
+        command = [sys.executable, "-m", "crawldash.live.loader.process"]
         try:
             with theirs:
                 self._process = subprocess.Popen(

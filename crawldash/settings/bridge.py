@@ -1,5 +1,5 @@
 """The settings table of ``crawldash bitnodes-status``, the bridge from bitnodes' Redis
-(the other commands' are in ``settings.py``, declared the same way)."""
+(the other commands' are in ``settings/serve.py``, declared the same way)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .network_schema import Errors, Json
+from .nodes import Errors, Json
 
 
 def presence_operations(

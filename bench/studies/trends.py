@@ -4,7 +4,7 @@ packed by ``live.memory.tallies``), kept in a History and its index file as craw
 them. Prints its findings as ``measure | value`` rows, or with ``--json`` as the
 bench.rows.Measure rows ``make bench`` reads.
 
-Run alone with ``python -m bench.trends [--json] [crawls] [nodes]``; ``make bench`` runs it
+Run alone with ``python -m bench.studies.trends [--json] [crawls] [nodes]``; ``make bench`` runs it
 too. The memory is measured in a fresh process that loads the index file, as crawldash's
 start does.
 """
@@ -25,7 +25,7 @@ from crawldash.live.memory.history import History, HistoryEntry, decode_kept, en
 from crawldash.live.memory.tallies import KEYS, Values
 from crawldash.live.memory.trends import Trends
 from crawldash.models import ExportRow
-from crawldash.tools.demo_data import generate_crawls, tip_height
+from crawldash.tools.fake_crawler import generate_crawls, tip_height
 
 END = 1_790_000_000
 DISK_LIMIT = 50.0  # MB of index on disk
@@ -84,7 +84,7 @@ def main(crawls: int = 8640, nodes: int = 15_000) -> list[Measure]:
     history = build(crawls, nodes)
     data = encode_history(history.kept(), None)
     counts = sum(len(e.counts or b"") for e in history.entries())
-    out = loaded_in_a_fresh_process("bench.trends", data, ".json")
+    out = loaded_in_a_fresh_process("bench.studies.trends", data, ".json")
     seconds, added, held = float(out[0]), float(out[1]), int(out[2])
     by_country, matched = float(out[3]), float(out[4])
     label = f"history by value, {held:,} crawls of {nodes:,} nodes"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ...crawl.decode import Rules
 from ...crawl.files import named_ahead, snapshot_timestamp
+from ..snapshot.prepared import load_snapshot
 from .client import LoaderClient
-from .prepared import load_snapshot
 
 
 def start_newest_load(

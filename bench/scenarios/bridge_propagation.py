@@ -10,7 +10,7 @@ a session of its own as the services they are: once with nothing else running, t
 (into an empty folder) beside one CPU-bound process per core at nice 0, a stand-in for the
 crawler's own machine.
 
-Run alone: ``python -m bench.scenarios.propagation`` (needs ``redis-server``).
+Run alone: ``python -m bench.scenarios.bridge_propagation`` (needs ``redis-server``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from bench.config import REPO
 from bench.context import Bench
 from bench.rows import Measure, Note, Row, Section, Unit
 from bench.servers import BOTH_CORES, spinners
-from crawldash.tools.demo_data import generate_crawls
+from crawldash.tools.fake_crawler import generate_crawls
 
 if TYPE_CHECKING:
     import redis

@@ -20,7 +20,7 @@ from ...crawl.decode import Rules, Snapshot, decode_snapshot, tally_networks
 from ...crawl.files import FileVersion, read_file, snapshot_timestamp
 from ...models import ApiSnapshot
 from ..bodies import Representation, compressed, represent
-from .breakdown_bodies import PreparedBreakdown, prepare_breakdowns
+from .breakdown import PreparedBreakdown, prepare_breakdowns
 from .catalog import NodeCatalog
 
 _encoder = msgspec.json.Encoder()

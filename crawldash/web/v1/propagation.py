@@ -9,11 +9,11 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from ..live.memory.propagation import Propagation
-from .errors import ApiError
-from .links import Links
-from .responses import plain
-from .v1_queries import inv_hash, node_address, snapshots_query
+from ...live.memory.propagation import Propagation
+from ..errors import ApiError
+from ..links import Links
+from ..responses import plain
+from .queries import inv_hash, node_address, snapshots_query
 
 MAX_PAGES_KEPT = 256
 NOT_SERVED = {  # path -> bitnodes.io's route, as its documentation names it

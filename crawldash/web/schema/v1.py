@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..live.loading.archive import FIELDS
-from .network_schema import Errors, Json, parameter
-from .v1_propagation import NOT_SERVED
-from .v1_queries import MAX_PAGE, V1_DEFAULT_LIMIT, V1_MAX_LIMIT
+from ...live.snapshot.past_crawls import FIELDS
+from ..v1.propagation import NOT_SERVED
+from ..v1.queries import MAX_PAGE, V1_DEFAULT_LIMIT, V1_MAX_LIMIT
+from .nodes import Errors, Json, parameter
 
 PAGE = parameter(
     "page",
