@@ -16,6 +16,7 @@ from .live.loader.counters import Counters
 from .live.memory.propagation import Propagation
 from .ops.access_log import AccessLines, request_logger
 from .ops.metrics import Metrics, RequestSeries, RequestStats
+from .ops.repeats import Repeats
 from .routes import Handler, add_routes, service_routes
 from .served_network import ServedNetwork, Shared, build_network
 from .settings.serve import Settings
@@ -153,13 +154,15 @@ async def _flushed(lines: AccessLines) -> None:
 
 
 async def _every(seconds: float, work: Callable[[], Awaitable[None]]) -> None:
-    """``work`` every ``seconds``, until cancelled; a failure is logged, and tried again."""
+    """``work`` every ``seconds``, until cancelled; a failure is tried again, and logged
+    once per cause and 10 seconds while it lasts."""
+    name, repeats = getattr(work, "__name__", "a periodic task"), Repeats(log)
     while True:
         await asyncio.sleep(seconds)
         try:
             await work()
         except OSError as exc:
-            log.warning("%s failed: %s", getattr(work, "__name__", "a periodic task"), exc)
+            repeats.warn(f"{type(exc).__name__}:{exc.errno}", "%s failed: %s", name, exc)
 
 
 async def _later(work: Callable[[], Awaitable[None]]) -> None:
