@@ -231,7 +231,7 @@ def read_file(path: Path, max_size: int) -> tuple[bytes, FileVersion]:
         os.close(fd)
     if len(data) > max_size:
         raise LoadError("too_large", f"grew past the limit of {max_size} bytes while being read")
-    if not data.strip():
+    if not data or data.isspace():  # not strip(): that copies the whole file
         raise LoadError("empty", "the file is empty")
     return data, FileVersion.of(info)
 

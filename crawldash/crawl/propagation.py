@@ -16,6 +16,10 @@ monthly views need, so that a node costs a few kilobytes however long it is kept
 cell in a bucket that was looked at was unreachable, while nothing can be said of a
 bucket nobody looked at.
 
+The serving side reads the files as it reads crawler files (``files.read_file``: regular
+files only, opened without blocking, up to a size), the largest the bridge can write:
+``BLOCKS_MAX_BYTES`` and ``LATENCY_MAX_BYTES``.
+
 The values follow bitnodes.io's API page: ``v`` is the mean round-trip time, ``-1`` where
 the node was unreachable, and ``0`` where it was reachable but gave no round-trip time
 (and, here, where the bridge was not looking).
@@ -31,8 +35,8 @@ from typing import TypeVar
 
 import msgspec
 
-from .address import AddressError, canonical_address
-from .files import write_atomically
+from .address import MAX_ADDRESS_LENGTH, AddressError, canonical_address
+from .files import LoadError, read_file, write_atomically
 
 BLOCKS_FILE = "blocks.msgpack"
 LATENCY_FILE = "latency.msgpack"
@@ -44,6 +48,8 @@ BUCKETS_SHOWN = {"daily": 144, "weekly": 168, "monthly": 120}  # a day, a week, 
 HOUR_AFTER = 144  # 10-minute buckets: a day; older cells are merged into hours
 SIX_HOURS_AFTER = 1008  # a week; older cells are merged into six hours
 LATENCY_KEPT = 4320  # 30 days: the monthly view's reach; older cells are dropped
+MAX_BLOCKS = 1_000_000  # the highest --max-blocks of the bridge (settings/bridge.py)
+MAX_LATENCY_NODES = 100_000  # far more than bitnodes holds over the 30 days kept
 BLOCK_HASH = re.compile(r"[0-9a-f]{64}")
 T = TypeVar("T")
 
@@ -81,6 +87,43 @@ class LatencyFile(msgspec.Struct, frozen=True):
     looked: bytes = b""  # the 10-minute buckets with a pass, packed 32-bit integers, sorted
 
 
+class BlockRecords(msgspec.Struct, frozen=True):
+    """The blocks file with each block left encoded, to be decoded a few at a time."""
+
+    written_at: int
+    blocks: list[msgspec.Raw]
+
+
+def _largest_block() -> int:
+    """The most bytes one block takes in the file: the longest values in every field."""
+    head = [("x" * MAX_ADDRESS_LENGTH, -(2**63))] * HEAD_SIZE
+    huge = -(2**63)
+    return len(msgspec.msgpack.encode(Block("f" * 64, huge, huge, 0.0, 0.0, 0.0, 0.0, 0.0, head)))
+
+
+def _largest_node() -> tuple[int, int]:
+    """The most bytes a latency file takes with no node, and for each node: every cell
+    30 days of compaction keep (a part-filled hour and six hours, and the current cell,
+    beside the merged ones) and the expiry of its ``rtt:`` key."""
+    kept_cells = (
+        HOUR_AFTER
+        + (SIX_HOURS_AFTER - HOUR_AFTER) // BUCKET_UNITS["weekly"]
+        + (LATENCY_KEPT - SIX_HOURS_AFTER) // BUCKET_UNITS["monthly"]
+        + 3
+    )
+    looked, address = bytes(4 * LATENCY_KEPT), "x" * MAX_ADDRESS_LENGTH
+    empty = len(msgspec.msgpack.encode(LatencyFile(-(2**31), {}, {}, looked)))
+    nodes, expires = {address: bytes(CELL_BYTES * kept_cells)}, {address: -(2**63)}
+    one = len(msgspec.msgpack.encode(LatencyFile(-(2**31), nodes, expires, looked)))
+    return empty + 16, one - empty  # 16: room for the maps' longer headers
+
+
+_block_decoder = msgspec.msgpack.Decoder(Block)
+BLOCKS_MAX_BYTES = 64 + MAX_BLOCKS * _largest_block()  # 64: the file's own fields
+_NO_NODE, _NODE = _largest_node()
+LATENCY_MAX_BYTES = _NO_NODE + MAX_LATENCY_NODES * _NODE
+
+
 def bitnodes_member(member: str) -> str:
     """The canonical ``host:port`` of a bitnodes ``<address>-<port>`` (IPv6 unbracketed),
     or AddressError."""
@@ -92,19 +135,49 @@ def bitnodes_member(member: str) -> str:
 
 def read_blocks(folder: Path) -> BlocksFile | None:
     """The kept blocks; None when there is no file. ValueError for a broken one."""
-    return _read(folder / BLOCKS_FILE, BlocksFile)
+    return _read(folder / BLOCKS_FILE, BlocksFile, BLOCKS_MAX_BYTES)
 
 
-def read_latency(folder: Path) -> LatencyFile | None:
-    """The kept latency; None when there is no file. ValueError for a broken one."""
-    return _read(folder / LATENCY_FILE, LatencyFile)
+def read_block_records(folder: Path, max_size: int = BLOCKS_MAX_BYTES) -> BlockRecords | None:
+    """The kept blocks, each still encoded: splitting the file is quick, while decoding it
+    whole would hold the interpreter lock for as long as a large file takes.
+
+    Args:
+        folder: the propagation folder.
+        max_size: the most bytes read; a larger file is refused.
+
+    Returns:
+        The records (decode each with ``block_of``), or None when there is no file.
+        ValueError for a broken or refused file, OSError for one that cannot be read.
+    """
+    return _read(folder / BLOCKS_FILE, BlockRecords, max_size)
 
 
-def _read(path: Path, kind: type[T]) -> T | None:
+def block_of(record: msgspec.Raw) -> Block:
+    """One block of ``read_block_records``; ValueError if it is broken."""
     try:
-        data = path.read_bytes()
+        return _block_decoder.decode(record)
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"{BLOCKS_FILE}: {exc}") from None
+
+
+def read_latency(folder: Path, max_size: int = LATENCY_MAX_BYTES) -> LatencyFile | None:
+    """The kept latency; None when there is no file. ValueError for a broken or refused
+    one (over ``max_size`` bytes, or not a regular file), OSError for an unreadable one."""
+    return _read(folder / LATENCY_FILE, LatencyFile, max_size)
+
+
+def _read(path: Path, kind: type[T], max_size: int) -> T | None:
+    """``path`` decoded as ``kind``, read as crawler files are: a FIFO or a device is
+    refused, not waited on or read without end."""
+    try:
+        data, _ = read_file(path, max_size)
     except FileNotFoundError:
         return None
+    except LoadError as exc:
+        if exc.kind == "unreadable":  # passing, maybe: the bridge tries again, not afresh
+            raise OSError(f"{path}: {exc}") from None
+        raise ValueError(f"{path}: {exc}") from None
     try:
         return msgspec.msgpack.decode(data, type=kind)
     except msgspec.DecodeError as exc:

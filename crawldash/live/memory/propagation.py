@@ -3,7 +3,11 @@
 change of the kept files, not per request.
 
 The folder is looked at with two ``stat`` calls per watcher tick; a changed file is read
-and its answers built in a worker thread, then swapped in on the event loop. Every block's
+and its answers built in a worker thread, then swapped in on the event loop. The blocks are
+decoded one at a time as their answers are built, never in one call: a call into C holds
+the interpreter lock until it returns, and the event loop would wait for a large file's.
+Only regular files up to the largest the bridge writes are read, without blocking
+(``crawl/propagation.py``): a FIFO, a device or an oversized file is refused. Every block's
 ``/api/v1/inv/<hash>/`` body and list row is built when the blocks file changes; a node's
 latency body (a few hundred points) when first asked for, until the latency file changes.
 A file that cannot be read or decoded is logged once per version and the last good data
@@ -13,6 +17,7 @@ stays in service.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,8 +29,9 @@ from ...crawl.propagation import (
     LATENCY_FILE,
     Block,
     LatencyFile,
+    block_of,
     latency_series,
-    read_blocks,
+    read_block_records,
     read_latency,
 )
 
@@ -116,7 +122,15 @@ class Prepared:
     bodies: dict[str, bytes] = field(default_factory=dict)  # /api/v1/inv/<hash>/
 
 
-def prepare(blocks: list[Block]) -> Prepared:
+def prepare(blocks: Iterable[Block]) -> Prepared:
+    """The answers of ``blocks``, newest first.
+
+    Args:
+        blocks: the kept blocks, newest first; a generator is taken one at a time.
+
+    Returns:
+        Their rows and bodies.
+    """
     prepared = Prepared()
     for block in blocks:
         prepared.hashes.append(block.hash)
@@ -158,8 +172,9 @@ class Propagation:
         loaded = Loaded((old_blocks, old_latency))
         if blocks != old_blocks and (BLOCKS_FILE, blocks) not in self._refused:
             try:
-                kept = read_blocks(self.folder)
-                loaded.blocks = prepare(kept.blocks if kept is not None else [])
+                kept = read_block_records(self.folder)
+                records = kept.blocks if kept is not None else []
+                loaded.blocks = prepare(block_of(record) for record in records)
                 loaded.versions = (blocks, loaded.versions[1])
             except (OSError, ValueError) as exc:
                 self._refuse(BLOCKS_FILE, blocks, exc)
