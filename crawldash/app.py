@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
 
 from aiohttp import web
 
+from .crawl.reached import sibling_crawl_dir
 from .live.loader.client import LoaderClient
 from .live.loader.counters import Counters
 from .live.memory.propagation import Propagation
@@ -19,7 +21,7 @@ from .ops.metrics import Metrics, RequestSeries, RequestStats
 from .ops.repeats import Repeats
 from .routes import Handler, add_routes, service_routes
 from .served_network import ServedNetwork, Shared, build_network
-from .settings.serve import Settings
+from .settings.serve import NetworkFolder, Settings
 from .web.cors import Cors
 from .web.dashboard import Dashboard
 from .web.links import Links
@@ -60,11 +62,18 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
     )
     loader = loader or LoaderClient(timeout=settings.load_timeout)
     shared = Shared(loader, Counters(), Links(settings.public_url))
-    propagation_dirs = dict(settings.network_propagation_dirs)
-    if settings.propagation_dir is not None:
-        propagation_dirs.setdefault(folders[0].name, settings.propagation_dir)
+    propagation_dirs = _per_network(
+        settings.network_propagation_dirs, settings.propagation_dir, folders
+    )
+    crawl_dirs = _per_network(settings.network_crawl_dirs, settings.crawl_dir, folders)
     networks = [
-        build_network(settings, folder, shared, propagation_dirs.get(folder.name))
+        build_network(
+            settings,
+            folder,
+            shared,
+            propagation_dirs.get(folder.name),
+            crawl_dirs.get(folder.name, sibling_crawl_dir(folder.data_dir)),
+        )
         for folder in folders
     ]
     cors = Cors(settings.cors_origins) if settings.cors_origins else None
@@ -147,6 +156,16 @@ async def _keep_network_fresh(
             _every(STATUS_POLL_SECONDS, refresher.poll_status), name=f"{name}-status"
         ),
     ]
+
+
+def _per_network(
+    given: tuple[tuple[str, Path], ...], first: Path | None, folders: Sequence[NetworkFolder]
+) -> dict[str, Path]:
+    """Each network's folder of one kind: ``--network-X``'s, and ``--X`` for the first."""
+    named = dict(given)
+    if first is not None:
+        named.setdefault(folders[0].name, first)
+    return named
 
 
 async def _flushed(lines: AccessLines) -> None:

@@ -162,12 +162,22 @@ class PresenceBody(Base, frozen=True):
     last_seen: int | None  # timestamp of the last crawl with it; null if never seen
 
 
+class Reason(Base, frozen=True):
+    """Why a node is or is not in the newest export (docs/api.md lists the codes)."""
+
+    code: str  # up, reached_not_held, failed, excluded, not_tried or unknown
+    detail: str  # one sentence an operator can act on
+    crawl: int | None  # the timestamp of the crawl the reason comes from
+
+
 class CheckBody(Base, frozen=True):
     address: str
     reachable: bool
     snapshot_timestamp: int
     node: Node | None
     presence: PresenceBody
+    reason: Reason
+    last_up: int | None  # the last crawl held that had the node; null if none did
 
 
 class PresenceRun(Base, frozen=True, rename={"start": "from", "end": "to"}):

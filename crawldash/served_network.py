@@ -18,6 +18,7 @@ from .live.loader.client import LoaderClient
 from .live.loader.counters import Counters
 from .live.memory.index_files import HistoryStore, PresenceStore
 from .live.memory.propagation import Propagation
+from .live.refreshing.pairing import Pairing
 from .live.refreshing.refresher import Refresher
 from .live.refreshing.watcher import Watcher
 from .live.snapshot.past_crawls import Archive, ArchivedSnapshot, load_archived
@@ -64,7 +65,11 @@ class ServedNetwork:
 
 
 def build_network(
-    settings: Settings, folder: NetworkFolder, shared: Shared, propagation_dir: Path | None
+    settings: Settings,
+    folder: NetworkFolder,
+    shared: Shared,
+    propagation_dir: Path | None,
+    crawl_dir: Path | None = None,
 ) -> ServedNetwork:
     """Every part of ``folder``'s network; nothing is read or started yet.
 
@@ -73,6 +78,8 @@ def build_network(
         folder: the network's name, crawler folder and status file.
         shared: what the networks of this process share.
         propagation_dir: where the bridge keeps this network's propagation, if anywhere.
+        crawl_dir: bitnodes' crawl folder of this network, if known: with the bridge's
+            kept attempts (in ``propagation_dir``), the evidence of ``/api/check``'s reason.
 
     Returns:
         The network, its handlers keyed by their unprefixed path.
@@ -93,6 +100,7 @@ def build_network(
         status_file=folder.status_file,
         counters=shared.counters,
         max_clock_skew=settings.max_clock_skew,
+        pairing=Pairing(crawl_dir, propagation_dir, settings.max_file_size),
     )
     watcher = Watcher(
         refresher, data_dir, debounce_ms=settings.debounce_ms, force_polling=settings.force_polling

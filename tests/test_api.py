@@ -12,6 +12,7 @@ from crawldash.crawl.decode import decode_snapshot
 from crawldash.crawl.files import FileVersion, LoadError
 from crawldash.live.memory.checks import CheckAnswers
 from crawldash.live.memory.presence import Presence
+from crawldash.live.memory.reasons import Evidence, reason_for
 from crawldash.live.snapshot.prepared import PreparedSnapshot
 from crawldash.models import CheckBody, PresenceBody
 
@@ -198,7 +199,10 @@ async def test_check_finds_nodes_by_any_spelling(serve, data_dir):
         "snapshot_timestamp": TS,
         "node": None,
         "presence": {"crawls": 1, "seen": 0, "first_seen": None, "last_seen": None},
+        "reason": {"code": "unknown", "detail": missing["reason"]["detail"], "crawl": None},
+        "last_up": None,
     }
+    assert "no crawl folder" in missing["reason"]["detail"]
 
 
 async def test_check_rejects_malformed_addresses(client: Client):
@@ -252,13 +256,15 @@ def test_check_answers_have_the_published_shape_and_cross_processes():
     answers = CheckAnswers(presence)
     for n, (address, node) in enumerate(snapshot.nodes.items()):
         seen = PresenceBody(2, 2, TS - 600, TS) if n < 2 else PresenceBody(2, 1, TS, TS)
-        expected = msgspec.json.encode(CheckBody(address, True, TS, node.named(), seen))
+        up = reason_for(address, TS, Evidence())
+        expected = msgspec.json.encode(CheckBody(address, True, TS, node.named(), seen, up, TS))
         assert answers.check(served, address) == expected
         assert answers.check(served, address) == expected  # the cached answer, too
     missing = "203.0.113.254:8333"
     never = PresenceBody(2, 0, None, None)
+    unknown = reason_for(missing, None, Evidence())
     assert answers.check(served, missing) == msgspec.json.encode(
-        CheckBody(missing, False, TS, None, never)
+        CheckBody(missing, False, TS, None, never, unknown, None)
     )
 
 

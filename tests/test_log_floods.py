@@ -43,6 +43,7 @@ async def test_a_broken_data_folder_is_logged_once_not_every_poll(
 ):
     monkeypatch.setattr("crawldash.app.STATUS_POLL_SECONDS", 0.01)
     polled = 0
+
     def counted(path: Path) -> FileVersion | None:
         nonlocal polled
         polled += 1

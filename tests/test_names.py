@@ -26,6 +26,7 @@ ELSEWHERE = {
     "cache_inv.py",
     "ping.conf",
     "cache_inv.conf",
+    "crawl.conf",
 }
 
 

@@ -187,6 +187,22 @@ class Settings:
         kind="list",
         flag="--network-propagation-dir",
     )
+    crawl_dir: Path | None = option(
+        None,
+        "bitnodes' crawl folder (`data/crawl/<magic>`), whose files say which nodes "
+        "completed a handshake: `/api/check` then tells a node reached but not held",
+        Path,
+        shown="`data/crawl/<magic>` beside a `data/export/<magic>` folder, if it exists",
+    )
+    network_crawl_dirs: tuple[tuple[str, Path], ...] = option(
+        (),
+        "a network's crawl folder, as NAME=DIR; repeatable or comma-separated "
+        "(`--crawl-dir` is the first network's)",
+        named_paths,
+        shown="none",
+        kind="list",
+        flag="--network-crawl-dir",
+    )
     heartbeat: float = 15.0  # seconds between event-stream heartbeats
     debounce_ms: int = 300  # the watcher's batching of changes
     force_polling: bool = False
@@ -205,6 +221,7 @@ class Settings:
         for flag, given in (
             ("--network-status-file", self.network_status_files),
             ("--network-propagation-dir", self.network_propagation_dirs),
+            ("--network-crawl-dir", self.network_crawl_dirs),
         ):
             unknown = sorted({name for name, _ in given} - served)
             if unknown:
@@ -233,6 +250,7 @@ SERVER_ONLY = (  # the serve options that demo does not take
     "networks",
     "network_status_files",
     "network_propagation_dirs",
+    "network_crawl_dirs",
 )  # the serve options that demo does not take
 
 

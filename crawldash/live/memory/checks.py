@@ -8,9 +8,10 @@ from typing import Any
 
 import msgspec
 
-from ...models import Base, Node, NodeRow, PresenceBody
+from ...models import Base, Node, NodeRow, PresenceBody, Reason
 from ..snapshot.prepared import PreparedSnapshot
 from .presence import Presence
+from .reasons import Evidence, reason_for
 
 MAX_BODIES = 4096  # answers kept; past that the cache starts again
 _encoder = msgspec.json.Encoder()
@@ -25,6 +26,8 @@ class _CheckAnswer(Base, frozen=True):
     snapshot_timestamp: int
     node: msgspec.Raw | None
     presence: PresenceBody
+    reason: Reason
+    last_up: int | None
 
 
 class _V1Status(Base, frozen=True):
@@ -47,6 +50,7 @@ class CheckAnswers:
 
     def __init__(self, presence: Presence) -> None:
         self.presence = presence
+        self.evidence = Evidence()  # of the crawl paired with the served export
         self._checks: dict[str, bytes] = {}
         self._presences: dict[str, bytes] = {}
         self._runs: dict[tuple[str, int], bytes] = {}
@@ -60,11 +64,25 @@ class CheckAnswers:
         if body is None:
             node = served.nodes.get(address)
             raw = None if node is None else msgspec.Raw(node)
+            presence = self.presence_of(address)
+            exported = served.timestamp if node is not None else None
             answer = _CheckAnswer(
-                address, node is not None, served.timestamp, raw, self.presence_of(address)
+                address,
+                node is not None,
+                served.timestamp,
+                raw,
+                presence,
+                reason_for(address, exported, self.evidence),
+                presence.last_seen,
             )
             body = self._checks[address] = _encoder.encode(answer)
         return body
+
+    def set_evidence(self, evidence: Evidence) -> None:
+        """What is known of the crawl paired with the served export, now."""
+        if evidence != self.evidence:
+            self.evidence = evidence
+            self._checks.clear()  # every check answer made before may give another reason
 
     def v1_status(self, served: PreparedSnapshot, address: str) -> bytes:
         """The API v1 node status of a canonical address, with its presence."""

@@ -35,9 +35,11 @@ from ..loader.counters import Counters
 from ..memory.history import HistoryEntry
 from ..memory.index_codec import encode_presence_in_slices
 from ..memory.index_files import HistoryStore, IndexSaver, PresenceStore
+from ..memory.reasons import Evidence
 from ..snapshot.prepared import PreparedSnapshot, load_snapshot
 from ..state import State
 from .counting import READ_AHEAD, Counting
+from .pairing import Pairing
 from .reading import Reader
 from .rejections import Rejections
 
@@ -66,8 +68,10 @@ class Refresher:
         counters: Counters | None = None,
         max_clock_skew: int = 3600,
         clock: Callable[[], float] = time.time,
+        pairing: Pairing | None = None,
     ) -> None:
         self.state = state
+        self.pairing = pairing  # the crawl paired with each export, for /api/check's reason
         self.loader = loader
         self.data_dir = data_dir
         # A status file outside the data folder is looked at by itself (poll_status), so
@@ -243,6 +247,7 @@ class Refresher:
         """Serve ``served`` as the file version it was read from (one rewritten is read again)."""
         version = served.version
         self.state.set_snapshot(served)
+        self.state.checks.set_evidence(Evidence())  # the last export's crawl is not this one's
         self._served = (served.timestamp, version)
         if await self.counting.count_skipped(listing, served.timestamp):
             self._changed()
@@ -259,6 +264,10 @@ class Refresher:
         )
         if await self.state.record_crawl(entry, served.nodes.addresses):
             self._changed()
+        if self.pairing is not None:
+            evidence = await self.pairing.evidence_for(served.timestamp)
+            if self.state.snapshot is served:
+                self.state.checks.set_evidence(evidence)
         log.info(
             "snapshot loaded timestamp=%d nodes=%d skipped_rows=%d height=%d bytes=%d seconds=%.3f",
             served.timestamp,

@@ -1,0 +1,145 @@
+"""The bitnodes bridge's kept crawl attempts: for each crawl, which addresses the crawler
+tried and which it reached, and the rules in force, so that crawldash can say why a node is
+not in an export. Both sides use the shapes here: the bridge writes, ``serve`` reads.
+
+bitnodes' ``crawl.py`` sets a ``node:<address>-<port>-<services>`` key before each
+connection attempt and adds the node to the ``up`` set once it completes a handshake; it
+deletes every ``node:*`` key when the next crawl starts. The bridge reads them while a
+crawl runs and keeps them per crawl, named by the crawl's timestamp (the time of its
+``elapsed`` entry, which is also its crawl file's name).
+
+One file, ``attempts.msgpack``, holds every crawl kept: each address once, in the order
+first seen, and per crawl a compressed bitmap of the positions tried and of those reached.
+A crawl tries nearly the same addresses as the one before, so a crawl's bitmaps are a few
+runs of positions, and months of crawls stay small.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+from pyroaring import BitMap
+
+from .files import read_file, write_atomically
+
+ATTEMPTS_FILE = "attempts.msgpack"
+FORMAT = 1
+MAX_ATTEMPTS_BYTES = 256 * 1024 * 1024  # far past 60 days of 100,000 addresses a crawl
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class Rules(msgspec.Struct, frozen=True, array_like=True):
+    """The crawler's rules in force during a crawl, as its Redis holds them."""
+
+    exclude_nodes: list[str] = []  # addresses (hosts), as `exclude-nodes` lists them
+    exclude_ipv4_networks: list[tuple[int, int]] = []  # (network, netmask) as integers
+    exclude_ipv6_networks: list[tuple[int, int]] = []
+    include_asns: list[int] = []  # when not empty, only these ASNs are crawled
+
+
+class KeptCrawl(msgspec.Struct, frozen=True, array_like=True):
+    timestamp: int
+    complete: bool  # the bridge watched the crawl from its start to its end
+    tried: bytes  # a serialised BitMap of positions in KeptAttempts.addresses
+    reached: bytes
+    rules: int  # index in KeptAttempts.rules
+
+
+class KeptAttempts(msgspec.Struct, frozen=True):
+    """The file's whole content."""
+
+    format: int
+    addresses: list[str]  # canonical host:port, in the order first seen
+    crawls: list[KeptCrawl]  # oldest first
+    rules: list[Rules]
+
+
+@dataclass(frozen=True)
+class CrawlAttempts:
+    """One crawl's attempts, as the serve side uses them."""
+
+    timestamp: int
+    complete: bool
+    tried: frozenset[str]
+    reached: frozenset[str]
+    rules: Rules
+
+    def excluded_by(self, address: str) -> str | None:
+        """The rule in force that excludes a canonical ``address``, named for an operator
+        (``exclude-nodes``, or the network as ``10.0.0.0/8``), or None."""
+        host = address.rpartition(":")[0].strip("[]")
+        if host in self.rules.exclude_nodes:
+            return "exclude-nodes"
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            return None  # onion, i2p: no network rule applies
+        ranges = (
+            self.rules.exclude_ipv4_networks
+            if ip.version == 4
+            else self.rules.exclude_ipv6_networks
+        )
+        for network, mask in ranges:
+            if int(ip) & mask == network:
+                return str(ipaddress.ip_network((network, bin(mask).count("1")), strict=False))
+        return None
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(KeptAttempts)
+
+
+def encode_attempts(kept: KeptAttempts) -> bytes:
+    return _encoder.encode(kept)
+
+
+def decode_attempts(data: bytes) -> KeptAttempts:
+    """The file's bytes decoded; ValueError if they are not of this format."""
+    try:
+        kept = _decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"not a kept attempts file: {exc}") from exc
+    if kept.format != FORMAT:
+        raise ValueError(f"attempts format {kept.format}, not {FORMAT}")
+    return kept
+
+
+def write_attempts(folder: Path, kept: KeptAttempts) -> None:
+    write_atomically(folder / ATTEMPTS_FILE, encode_attempts(kept))
+
+
+def read_kept(folder: Path) -> KeptAttempts | None:
+    """The whole file, or None if there is none; OSError or ValueError if unusable."""
+    try:
+        data, _ = read_file(folder / ATTEMPTS_FILE, MAX_ATTEMPTS_BYTES)
+    except FileNotFoundError:
+        return None
+    return decode_attempts(data)
+
+
+def crawl_attempts(kept: KeptAttempts, not_after: int) -> CrawlAttempts | None:
+    """The newest crawl kept not named after ``not_after``, with its addresses.
+
+    Args:
+        kept: the file's content.
+        not_after: a timestamp (the crawl file's paired with an export, or the export's).
+
+    Returns:
+        That crawl's attempts, or None if none is kept.
+    """
+    found = [crawl for crawl in kept.crawls if crawl.timestamp <= not_after]
+    if not found:
+        return None
+    crawl = max(found, key=lambda c: c.timestamp)
+    addresses = kept.addresses
+
+    def named(bitmap: bytes) -> frozenset[str]:
+        return frozenset(addresses[i] for i in BitMap.deserialize(bitmap) if i < len(addresses))
+
+    rules = kept.rules[crawl.rules] if 0 <= crawl.rules < len(kept.rules) else Rules()
+    return CrawlAttempts(
+        crawl.timestamp, crawl.complete, named(crawl.tried), named(crawl.reached), rules
+    )
