@@ -220,9 +220,17 @@ def run_bridge(bridge_settings: BridgeSettings) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     assert bridge_settings.out is not None  # required: settings_from checked it
-    schedule = bridge.propagation_schedule(client, bridge_settings)
+    schedules = [
+        bridge.propagation_schedule(client, bridge_settings),
+        bridge.attempts_schedule(client, bridge_settings),
+    ]
     bridge.run(
-        client, bridge.described(url), bridge_settings.out, bridge_settings.interval, stop, schedule
+        client,
+        bridge.described(url),
+        bridge_settings.out,
+        bridge_settings.interval,
+        stop,
+        schedules,
     )
     return 0
 

@@ -9,7 +9,14 @@ from pathlib import Path
 
 from pyroaring import BitMap
 
-from crawldash.crawl.attempts import KeptAttempts, KeptCrawl, Rules, write_attempts
+from crawldash.crawl.attempts import (
+    FullCrawl,
+    KeptAttempts,
+    Rules,
+    encode_crawls,
+    pack_addresses,
+    write_attempts,
+)
 
 from .conftest import Serve, eventually
 from .factories import export_body, row, write_snapshot
@@ -47,12 +54,8 @@ def keep_attempts(folder: Path, *, complete: bool) -> None:
         folder,
         KeptAttempts(
             1,
-            addresses,
-            [
-                KeptCrawl(
-                    CRAWL, complete, BitMap([0, 1, 2]).serialize(), BitMap([0, 1]).serialize(), 0
-                )
-            ],
+            pack_addresses(addresses),
+            list(encode_crawls([FullCrawl(CRAWL, complete, BitMap([0, 1, 2]), BitMap([0, 1]), 0)])),
             [Rules(exclude_ipv4_networks=[ten])],
         ),
     )

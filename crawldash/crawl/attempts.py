@@ -9,14 +9,18 @@ crawl runs and keeps them per crawl, named by the crawl's timestamp (the time of
 ``elapsed`` entry, which is also its crawl file's name).
 
 One file, ``attempts.msgpack``, holds every crawl kept: each address once, in the order
-first seen, and per crawl a compressed bitmap of the positions tried and of those reached.
-A crawl tries nearly the same addresses as the one before, so a crawl's bitmaps are a few
-runs of positions, and months of crawls stay small.
+first seen (the list compressed), and per crawl a compressed bitmap of the positions tried
+and of those reached. A crawl tries and reaches nearly the same addresses as the one before,
+so most crawls keep only the difference from the one before (their bitmaps XOR the one
+before's), and one in ``KEYFRAME_EVERY`` keeps its bitmaps whole, so that the newest is
+rebuilt from a few. Months of crawls then stay small.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +32,8 @@ from .files import read_file, write_atomically
 ATTEMPTS_FILE = "attempts.msgpack"
 FORMAT = 1
 MAX_ATTEMPTS_BYTES = 256 * 1024 * 1024  # far past 60 days of 100,000 addresses a crawl
+MAX_ADDRESSES_BYTES = 1 << 30  # the address list, decompressed
+KEYFRAME_EVERY = 144  # a day of crawls: the longest chain rebuilt to read the newest
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -43,18 +49,86 @@ class Rules(msgspec.Struct, frozen=True, array_like=True):
 class KeptCrawl(msgspec.Struct, frozen=True, array_like=True):
     timestamp: int
     complete: bool  # the bridge watched the crawl from its start to its end
-    tried: bytes  # a serialised BitMap of positions in KeptAttempts.addresses
+    tried: bytes  # a serialised BitMap of positions in the address list
     reached: bytes
     rules: int  # index in KeptAttempts.rules
+    whole: bool  # the bitmaps as they are, else XORed with the crawl before's
 
 
 class KeptAttempts(msgspec.Struct, frozen=True):
     """The file's whole content."""
 
     format: int
-    addresses: list[str]  # canonical host:port, in the order first seen
-    crawls: list[KeptCrawl]  # oldest first
+    addresses: bytes  # zlib of the canonical host:port, one a line, in the order first seen
+    crawls: list[KeptCrawl]  # oldest first; the first is whole
     rules: list[Rules]
+
+
+@dataclass(frozen=True)
+class FullCrawl:
+    """A kept crawl with its bitmaps rebuilt."""
+
+    timestamp: int
+    complete: bool
+    tried: BitMap
+    reached: BitMap
+    rules: int
+
+
+def pack_addresses(addresses: list[str]) -> bytes:
+    return zlib.compress("\n".join(addresses).encode(), 6)
+
+
+def unpack_addresses(packed: bytes) -> list[str]:
+    """The address list; ValueError if it is not one."""
+    try:
+        text = zlib.decompressobj().decompress(packed, MAX_ADDRESSES_BYTES).decode()
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise ValueError(f"the address list is unreadable: {exc}") from exc
+    return text.split("\n") if text else []
+
+
+def serialised(bitmap: BitMap) -> bytes:
+    bitmap.run_optimize()
+    return bytes(bitmap.serialize())
+
+
+def encode_crawls(crawls: Iterable[FullCrawl]) -> Iterator[KeptCrawl]:
+    """Crawls, oldest first, as kept: every KEYFRAME_EVERY-th whole, the others as the
+    difference from the crawl before."""
+    before: FullCrawl | None = None
+    for n, crawl in enumerate(crawls):
+        yield next_crawl(crawl, before, whole=n % KEYFRAME_EVERY == 0)
+        before = crawl
+
+
+def next_crawl(crawl: FullCrawl, before: FullCrawl | None, whole: bool) -> KeptCrawl:
+    """``crawl`` as kept after ``before`` (whole when ``whole`` or there is none)."""
+    if whole or before is None:
+        tried, reached, whole = crawl.tried, crawl.reached, True
+    else:
+        tried, reached = crawl.tried ^ before.tried, crawl.reached ^ before.reached
+    return KeptCrawl(
+        crawl.timestamp,
+        crawl.complete,
+        serialised(BitMap(tried)),
+        serialised(BitMap(reached)),
+        crawl.rules,
+        whole,
+    )
+
+
+def decode_crawls(crawls: Iterable[KeptCrawl]) -> Iterator[FullCrawl]:
+    """The kept crawls, oldest first, with their bitmaps rebuilt."""
+    before: FullCrawl | None = None
+    for kept in crawls:
+        tried, reached = BitMap.deserialize(kept.tried), BitMap.deserialize(kept.reached)
+        if not kept.whole:
+            if before is None:
+                raise ValueError("the first crawl kept is not whole")
+            tried, reached = tried ^ before.tried, reached ^ before.reached
+        before = FullCrawl(kept.timestamp, kept.complete, tried, reached, kept.rules)
+        yield before
 
 
 @dataclass(frozen=True)
@@ -128,16 +202,22 @@ def crawl_attempts(kept: KeptAttempts, not_after: int) -> CrawlAttempts | None:
         not_after: a timestamp (the crawl file's paired with an export, or the export's).
 
     Returns:
-        That crawl's attempts, or None if none is kept.
+        That crawl's attempts, or None if none is kept. ValueError if the file is broken.
     """
-    found = [crawl for crawl in kept.crawls if crawl.timestamp <= not_after]
-    if not found:
+    crawls = kept.crawls
+    wanted = max(
+        (i for i, crawl in enumerate(crawls) if crawl.timestamp <= not_after),
+        key=lambda i: crawls[i].timestamp,
+        default=None,
+    )
+    if wanted is None:
         return None
-    crawl = max(found, key=lambda c: c.timestamp)
-    addresses = kept.addresses
+    start = max((i for i in range(wanted + 1) if crawls[i].whole), default=0)
+    *_, crawl = decode_crawls(crawls[start : wanted + 1])
+    addresses = unpack_addresses(kept.addresses)
 
-    def named(bitmap: bytes) -> frozenset[str]:
-        return frozenset(addresses[i] for i in BitMap.deserialize(bitmap) if i < len(addresses))
+    def named(bitmap: BitMap) -> frozenset[str]:
+        return frozenset(addresses[i] for i in bitmap if i < len(addresses))
 
     rules = kept.rules[crawl.rules] if 0 <= crawl.rules < len(kept.rules) else Rules()
     return CrawlAttempts(

@@ -16,8 +16,9 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -27,6 +28,7 @@ from redis.connection import parse_url
 from ..crawl.files import snapshot_timestamp, write_atomically
 from ..models import CrawlerStatus
 from ..settings.bridge import BridgeSettings
+from .attempts import AttemptsCollector
 from .propagation import Collector
 
 log = logging.getLogger(__name__)
@@ -141,10 +143,10 @@ def run(
     out: Path,
     interval: float,
     stop: threading.Event,
-    schedule: Schedule | None = None,
+    schedules: Sequence[Schedule] = (),
 ) -> None:
-    """Rewrite ``out`` every ``interval`` seconds until ``stop`` is set, and run the
-    propagation ``schedule`` (if any) when it is due. A Redis that cannot be read, or a
+    """Rewrite ``out`` every ``interval`` seconds until ``stop`` is set, and run each of
+    ``schedules`` (propagation, crawl attempts) when it is due. A Redis that cannot be read, or a
     file that cannot be written (a read-only or full disk), is logged when it starts
     failing and when it recovers, and retried with back-off; neither ends the bridge."""
     reader = StatusReader(client)
@@ -169,10 +171,10 @@ def run(
             if failing:
                 log.info("%s works again; status rewritten", failing)
             wait, failing = interval, ""
-        if schedule is not None:
+        for schedule in schedules:
             schedule.maybe_run(time.monotonic(), time.time())
         stop.wait(wait)
-    if schedule is not None:
+    for schedule in schedules:
         schedule.flush()
 
 
@@ -187,12 +189,20 @@ def _warn_if_globbed(out: Path) -> None:
         )
 
 
+class Collecting(Protocol):
+    """What the bridge runs beside the status: one pass, and what is left as it stops."""
+
+    def collect(self, now: float) -> None: ...
+
+    def flush(self) -> None: ...
+
+
 class Schedule:
-    """When the collector runs beside the status loop, and its failures logged once per
+    """When a collector runs beside the status loop, and its failures logged once per
     streak: a Redis or a disk that fails is retried on the next turn, never a crash."""
 
-    def __init__(self, collector: Collector, every: float) -> None:
-        self.collector, self.every = collector, every
+    def __init__(self, collector: Collecting, every: float, name: str = "propagation") -> None:
+        self.collector, self.every, self.name = collector, every, name
         self._next, self._failing = 0.0, ""
 
     def maybe_run(self, monotonic: float, now: float) -> None:
@@ -205,8 +215,8 @@ class Schedule:
             what = "redis read" if isinstance(exc, redis.RedisError) else "writing"
             if self._failing != what:
                 log.warning(
-                    "propagation collection failed (%s) reason=%s: %s; kept data unchanged; "
-                    "retrying",
+                    "%s collection failed (%s) reason=%s: %s; kept data unchanged; retrying",
+                    self.name,
                     what,
                     type(exc).__name__,
                     exc,
@@ -214,7 +224,7 @@ class Schedule:
             self._failing = what
         else:
             if self._failing:
-                log.info("propagation collection works again")
+                log.info("%s collection works again", self.name)
             self._failing = ""
 
     def flush(self) -> None:
@@ -222,7 +232,7 @@ class Schedule:
         try:
             self.collector.flush()
         except OSError as exc:
-            log.warning("propagation latency not written as the bridge stops: %s", exc)
+            log.warning("%s: what was left not written as the bridge stops: %s", self.name, exc)
 
 
 def propagation_schedule(client: redis.Redis, settings: BridgeSettings) -> Schedule:
@@ -232,3 +242,12 @@ def propagation_schedule(client: redis.Redis, settings: BridgeSettings) -> Sched
     collector = Collector(client, folder, settings.keep_days, settings.max_blocks)
     log.info("keeping block propagation and node latency in %s", folder)
     return Schedule(collector, settings.propagation_interval)
+
+
+def attempts_schedule(client: redis.Redis, settings: BridgeSettings) -> Schedule:
+    """The record of each crawl's attempts, looked at on every status pass and kept beside
+    the propagation (``tools/attempts.py``)."""
+    folder = settings.resolved_propagation_dir
+    collector = AttemptsCollector(client, folder, settings.keep_days)
+    log.info("keeping each crawl's attempts in %s", folder)
+    return Schedule(collector, settings.interval, "attempts")

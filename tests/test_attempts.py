@@ -1,0 +1,136 @@
+"""The bridge's record of each crawl's attempts, against a real redis-server driven the way
+bitnodes' crawl.py drives it: rules set, ``node:*`` keys set before each attempt, reached
+nodes added to ``up``, ``pending`` emptied, ``elapsed`` pushed as the crawl ends, and the
+keys deleted as the next one starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import redis
+
+from crawldash.crawl.attempts import crawl_attempts, read_kept
+from crawldash.tools.attempts import AttemptsCollector
+
+from .test_bridge import redis_port  # noqa: F401  (a fixture: a redis-server of its own)
+
+pytestmark = pytest.mark.slow
+
+FIRST_END, CRAWL_END = 1_700_000_000, 1_700_000_600
+TEN = (int("0a000000", 16), int("ff000000", 16))  # 10.0.0.0/8 as bitnodes keeps it
+
+
+def end_crawl(client: redis.Redis, when: int) -> None:
+    """As crawl.py's cron: push elapsed, then delete the crawl's keys (restart())."""
+    client.lpush("elapsed", json.dumps([when, 600]))
+    client.set("crawl:master:state", "starting")
+    for key in client.scan_iter(match="node:*"):
+        client.delete(key)
+    client.delete("up")
+
+
+def crawl(client: redis.Redis, tried: list[str], reached: list[str]) -> None:
+    """A crawl under way: each attempt's key, the reached ones in ``up``."""
+    client.set("crawl:master:state", "running")
+    client.set("exclude-ipv4-networks", json.dumps([TEN]))
+    client.set("exclude-nodes", json.dumps(["198.51.100.7"]))
+    for member in tried:
+        client.set(f"node:{member}-1033", "")
+    for member in reached:
+        client.sadd("up", f"node:{member}-1033")
+
+
+def test_a_watched_crawl_is_kept_complete_with_its_attempts(redis_port: int, tmp_path: Path):  # noqa: F811
+    client = redis.Redis(port=redis_port)
+    collector = AttemptsCollector(client, tmp_path, max_age_days=60)
+    client.set("crawl:master:state", "starting")  # between two crawls, as the bridge starts
+    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
+    collector.collect(0.0)  # the next crawl has not started: it is watched from its start
+    crawl(client, ["203.0.113.3-8333", "2001:db8::5-8333"], [])
+    client.sadd("pending", json.dumps(["203.0.113.4", 8333, 1033]))
+    collector.collect(1.0)  # pending not empty: an early scan
+    crawl(client, ["203.0.113.1-8333", "203.0.113.2-8333"], ["203.0.113.1-8333"])
+    client.delete("pending")
+    collector.collect(2.0)  # pending empty: the final scan
+    end_crawl(client, CRAWL_END)
+    collector.collect(3.0)
+    kept = read_kept(tmp_path)
+    assert kept is not None
+    attempts = crawl_attempts(kept, CRAWL_END + 90)
+    assert attempts is not None
+    assert attempts.timestamp == CRAWL_END
+    assert attempts.complete is True
+    assert attempts.tried == {
+        "203.0.113.1:8333",
+        "203.0.113.2:8333",
+        "203.0.113.3:8333",
+        "[2001:db8::5]:8333",
+    }
+    assert attempts.reached == {"203.0.113.1:8333"}
+    assert attempts.excluded_by("10.9.8.7:8333") == "10.0.0.0/8"
+    assert attempts.excluded_by("198.51.100.7:8333") == "exclude-nodes"
+    assert attempts.excluded_by("203.0.113.9:8333") is None
+
+
+def test_a_crawl_joined_midway_or_without_a_final_scan_is_not_complete(
+    redis_port: int,  # noqa: F811
+    tmp_path: Path,
+):
+    client = redis.Redis(port=redis_port)
+    collector = AttemptsCollector(client, tmp_path, max_age_days=60)
+    crawl(client, ["203.0.113.3-8333"], [])
+    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
+    collector.collect(0.0)  # started mid-crawl: it never saw this crawl's start
+    client.delete("pending")
+    collector.collect(1.0)
+    end_crawl(client, CRAWL_END)
+    collector.collect(2.0)  # kept, from a final scan, but not watched whole
+    crawl(client, ["203.0.113.5-8333"], [])
+    client.sadd("pending", json.dumps(["203.0.113.6", 8333, 1033]))
+    collector.collect(3.0)
+    end_crawl(client, CRAWL_END + 600)  # ended before pending was ever seen empty
+    collector.collect(4.0)
+    kept = read_kept(tmp_path)
+    assert kept is not None
+    first, second = (crawl_attempts(kept, t) for t in (CRAWL_END, CRAWL_END + 600))
+    assert first is not None
+    assert second is not None
+    assert (first.complete, second.complete) == (False, False)
+    assert first.tried == {"203.0.113.3:8333"}
+    assert second.tried == {"203.0.113.5:8333"}  # the early scan's, kept all the same
+
+
+def test_many_crawls_are_kept_as_differences_and_read_back_exactly(
+    redis_port: int,  # noqa: F811
+    tmp_path: Path,
+):
+    """Past a day of crawls, most are kept as the difference from the one before; each reads
+    back as it was, and crawls older than the age kept are dropped."""
+    client = redis.Redis(port=redis_port)
+    collector = AttemptsCollector(client, tmp_path, max_age_days=1)
+    client.set("crawl:master:state", "starting")
+    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
+    collector.collect(0.0)
+    expected: dict[int, set[str]] = {}
+    for n in range(1, 200):  # a day and a third of 10-minute crawls
+        tried = [f"203.0.{(n + i) % 256}.{i}-8333" for i in range(20)]
+        crawl(client, tried, tried[:3])
+        client.delete("pending")
+        collector.collect(float(2 * n))
+        end = FIRST_END + 600 * n
+        end_crawl(client, end)
+        collector.collect(float(2 * n + 1))
+        expected[end] = {f"203.0.{(n + i) % 256}.{i}:8333" for i in range(20)}
+    kept = read_kept(tmp_path)
+    assert kept is not None
+    assert [c.timestamp for c in kept.crawls] == sorted(t for t in expected if t >= end - 86_400)
+    assert kept.crawls[0].whole
+    assert sum(c.whole for c in kept.crawls) < len(kept.crawls) / 10
+    for timestamp in (kept.crawls[0].timestamp, kept.crawls[100].timestamp, end):
+        attempts = crawl_attempts(kept, timestamp)
+        assert attempts is not None
+        assert attempts.timestamp == timestamp
+        assert attempts.tried == expected[timestamp]
+        assert attempts.complete
