@@ -12,6 +12,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from .crawl.address import parse_address
 from .crawl.reached import sibling_crawl_dir
 from .live.loader.client import LoaderClient
 from .live.loader.counters import Counters
@@ -66,6 +67,10 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
         settings.network_propagation_dirs, settings.propagation_dir, folders
     )
     crawl_dirs = _per_network(settings.network_crawl_dirs, settings.crawl_dir, folders)
+    watched = {
+        name: tuple(parse_address(address) for address in addresses)
+        for name, addresses in settings.watched.items()
+    }
     networks = [
         build_network(
             settings,
@@ -73,6 +78,7 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
             shared,
             propagation_dirs.get(folder.name),
             crawl_dirs.get(folder.name, sibling_crawl_dir(folder.data_dir)),
+            watched.get(folder.name, ()),
         )
         for folder in folders
     ]

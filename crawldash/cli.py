@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 from . import __version__
+from .crawl.address import AddressError, parse_address
 from .live.loader.client import LoaderClient
 from .ops.logs import configure_logging
 from .ops.startup import (
@@ -186,6 +187,12 @@ def _check_networks(settings: Settings, given: argparse.Namespace) -> None:
         _ = settings.folders
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    for name, addresses in settings.watched.items():
+        for address in addresses:
+            try:
+                parse_address(address)
+            except AddressError as exc:
+                raise UsageError(f"--watch {address!r} of {name}: {exc}") from None
 
 
 def run_demo(demo: DemoSettings, settings: Settings) -> int:

@@ -70,6 +70,7 @@ def build_network(
     shared: Shared,
     propagation_dir: Path | None,
     crawl_dir: Path | None = None,
+    watches: tuple[str, ...] = (),
 ) -> ServedNetwork:
     """Every part of ``folder``'s network; nothing is read or started yet.
 
@@ -80,6 +81,7 @@ def build_network(
         propagation_dir: where the bridge keeps this network's propagation, if anywhere.
         crawl_dir: bitnodes' crawl folder of this network, if known: with the bridge's
             kept attempts (in ``propagation_dir``), the evidence of ``/api/check``'s reason.
+        watches: the nodes whose state ``/metrics`` gives, canonical ``host:port``.
 
     Returns:
         The network, its handlers keyed by their unprefixed path.
@@ -127,7 +129,9 @@ def build_network(
         events,
         health,
     )
-    watched = WatchedNetwork(folder.name, state, refresher.rejected, watcher, indexes)
+    watched = WatchedNetwork(
+        folder.name, state, refresher.rejected, watcher, indexes, watches=watches
+    )
     refresher.observers.append(watched.refreshes.observe)
     return ServedNetwork(
         folder.name,

@@ -59,6 +59,7 @@ class WatchedNetwork:
     watcher: Liveness
     indexes: Sequence[IndexHealth]
     refreshes: Durations = field(default_factory=lambda: Durations(REFRESH_BUCKETS))
+    watches: tuple[str, ...] = ()  # canonical addresses, --watch
 
 
 class Families:
@@ -106,12 +107,26 @@ class DataCollector(Collector):
         )
         for network in self.networks:
             _describe_data(families, network.name, network.state, now)
+            _describe_watches(families, network)
             _describe_watching(families, network)
             refreshes.add_metric(
                 [network.name], network.refreshes.cumulative(), network.refreshes.total
             )
         yield from families.by_name.values()
         yield refreshes
+
+
+def _describe_watches(families: Families, network: WatchedNetwork) -> None:
+    """Each watched node: 1 while it is in the newest export, else 0, with the reason."""
+    documentation = "A watched node (--watch): 1 if in the newest export, else 0; reason says why."
+    families.gauge("node_up", documentation, network.name, None, address="", reason="")
+    state = network.state
+    for address in network.watches:
+        reason = state.checks.reason(state.snapshot, address)
+        up = 1.0 if reason.code == "up" else 0.0
+        families.gauge(
+            "node_up", documentation, network.name, up, address=address, reason=reason.code
+        )
 
 
 def _describe_data(families: Families, name: str, state: State, now: float) -> None:

@@ -156,6 +156,22 @@ def public_url(text: str) -> str:
     return urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, parsed.path, "", "")).rstrip("/")
 
 
+def named_values(text: str) -> tuple[tuple[str, str], ...]:
+    """Comma-separated ``NAME=VALUE`` pairs: a network's name, as ``named_paths`` takes it,
+    and a value; a name may come again (``a=x,a=y``)."""
+    pairs = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, equals, value = (part.strip() for part in item.partition("="))
+        if not equals or not value:
+            raise ValueError(f"{item!r} is not NAME=VALUE")
+        if not NETWORK_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a network name")
+        pairs.append((name, value))
+    return tuple(pairs)
+
+
 def origins(text: str) -> tuple[str, ...]:
     """Comma-separated origins; ``*`` for any."""
     return tuple(origin.strip() for origin in text.split(",") if origin.strip())

@@ -14,6 +14,7 @@ from .options import (
     byte_size,
     log_level,
     named_paths,
+    named_values,
     on_off,
     option,
     origins,
@@ -203,9 +204,37 @@ class Settings:
         kind="list",
         flag="--network-crawl-dir",
     )
+    watches: tuple[str, ...] = option(
+        (),
+        "a node (host:port) whose state `/metrics` gives as `crawldash_node_up`, with why it "
+        "is DOWN; repeatable or comma-separated",
+        origins,
+        shown="none",
+        env="CRAWLDASH_WATCH",
+        kind="list",
+        flag="--watch",
+    )
+    network_watches: tuple[tuple[str, str], ...] = option(
+        (),
+        "a node of a network to watch, as NAME=host:port; repeatable or comma-separated "
+        "(`--watch` is the first network's)",
+        named_values,
+        shown="none",
+        kind="list",
+        flag="--network-watch",
+    )
     heartbeat: float = 15.0  # seconds between event-stream heartbeats
     debounce_ms: int = 300  # the watcher's batching of changes
     force_polling: bool = False
+
+    @property
+    def watched(self) -> dict[str, tuple[str, ...]]:
+        """The nodes watched, as given, by network: ``--watch``'s are the first's."""
+        first = self.folders[0].name
+        watched: dict[str, list[str]] = {first: list(self.watches)} if self.watches else {}
+        for name, address in self.network_watches:
+            watched.setdefault(name, []).append(address)
+        return {name: tuple(addresses) for name, addresses in watched.items()}
 
     @property
     def resolved_state_dir(self) -> Path:
@@ -222,6 +251,7 @@ class Settings:
             ("--network-status-file", self.network_status_files),
             ("--network-propagation-dir", self.network_propagation_dirs),
             ("--network-crawl-dir", self.network_crawl_dirs),
+            ("--network-watch", self.network_watches),
         ):
             unknown = sorted({name for name, _ in given} - served)
             if unknown:
@@ -251,6 +281,7 @@ SERVER_ONLY = (  # the serve options that demo does not take
     "network_status_files",
     "network_propagation_dirs",
     "network_crawl_dirs",
+    "network_watches",
 )  # the serve options that demo does not take
 
 

@@ -65,18 +65,22 @@ class CheckAnswers:
             node = served.nodes.get(address)
             raw = None if node is None else msgspec.Raw(node)
             presence = self.presence_of(address)
-            exported = served.timestamp if node is not None else None
             answer = _CheckAnswer(
                 address,
                 node is not None,
                 served.timestamp,
                 raw,
                 presence,
-                reason_for(address, exported, self.evidence),
+                self.reason(served, address),
                 presence.last_seen,
             )
             body = self._checks[address] = _encoder.encode(answer)
         return body
+
+    def reason(self, served: PreparedSnapshot | None, address: str) -> Reason:
+        """Why a canonical address is or is not in the served export."""
+        exported = served.timestamp if served is not None and address in served.nodes else None
+        return reason_for(address, exported, self.evidence)
 
     def set_evidence(self, evidence: Evidence) -> None:
         """What is known of the crawl paired with the served export, now."""
