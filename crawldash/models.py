@@ -180,6 +180,21 @@ class CheckBody(Base, frozen=True):
     last_up: int | None  # the last crawl held that had the node; null if none did
 
 
+class Change(Base, frozen=True, rename={"before": "from", "after": "to"}):
+    """One field of a node that differs from the crawl before."""
+
+    crawl: int  # the timestamp of the crawl that said the new value
+    field: str
+    before: str | int | None
+    after: str | int | None
+
+
+class ProfileBody(Base, frozen=True):
+    address: str
+    since: int | None  # the first crawl compared; null before a second crawl is served
+    changes: list[Change]  # newest first
+
+
 class PresenceRun(Base, frozen=True, rename={"start": "from", "end": "to"}):
     """Consecutive crawls with the address (``present``) or without it."""
 

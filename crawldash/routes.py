@@ -47,6 +47,7 @@ def route_table(
         "/api/nodes": nodes.nodes,
         "/api/presence": presences.presence,
         "/api/changes": presences.changes,
+        "/api/profile": presences.profile,
         "/api/v1/snapshots/": v1.snapshots,
         "/api/v1/snapshots/{timestamp}/": v1.snapshot,
         "/api/v1/nodes/": v1.nodes,

@@ -18,6 +18,7 @@ from .memory.changes import Changes
 from .memory.checks import CheckAnswers
 from .memory.history import History, HistoryEntry
 from .memory.presence import Presence
+from .memory.profiles import Profiles
 from .memory.trends import Trends
 from .memory.unique import UniqueCounts
 from .snapshot.prepared import PreparedSnapshot
@@ -46,6 +47,7 @@ class State:
         self.presence = Presence()  # which addresses each crawl of the history had
         self.checks = CheckAnswers(self.presence)
         self.changes = Changes(self.presence)
+        self.profiles = Profiles()  # what the crawls said of each node, as they were served
         self.trends = Trends(self.history)  # the history by value, and as CSV
         self.unique = UniqueCounts(self.presence)
         self.crawl_files: list[int] = []  # timestamps of the crawl files present, newest first

@@ -1,6 +1,7 @@
 """Every node's history: ``/api/check`` (is an address in the latest crawl, and in how many
 of those held), ``/api/presence`` (runs of crawls with and without an address) and
-``/api/changes`` (who joined and left), answered from the presence kept in the state."""
+``/api/changes`` (who joined and left), and ``/api/profile`` (what the crawls said of a
+node, and when that changed), answered from what the state keeps."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from .responses import plain
 
 
 class Presences:
-    """``/api/check``, ``/api/presence`` and ``/api/changes``."""
+    """``/api/check``, ``/api/presence``, ``/api/changes`` and ``/api/profile``."""
 
     def __init__(self, state: State) -> None:
         self.state = state
@@ -29,6 +30,10 @@ class Presences:
         query = request.rel_url.raw_query_string
         address, limit = presence_query(query, self.state.history.capacity)
         return plain(self.state.checks.runs(address, limit))
+
+    async def profile(self, request: web.Request) -> web.Response:
+        address = check_query(request.rel_url.raw_query_string)
+        return plain(self.state.profiles.body(address))
 
     async def changes(self, request: web.Request) -> web.Response:
         since = changes_query(request.rel_url.raw_query_string)

@@ -245,7 +245,7 @@ class Refresher:
 
     async def _serve(self, served: PreparedSnapshot, seconds: float, listing: Listing) -> None:
         """Serve ``served`` as the file version it was read from (one rewritten is read again)."""
-        version = served.version
+        version, before = served.version, self.state.snapshot
         self.state.set_snapshot(served)
         self.state.checks.set_evidence(Evidence())  # the last export's crawl is not this one's
         self._served = (served.timestamp, version)
@@ -264,6 +264,10 @@ class Refresher:
         )
         if await self.state.record_crawl(entry, served.nodes.addresses):
             self._changed()
+        if before is not None and before.timestamp < served.timestamp:
+            profiles = self.state.profiles
+            found = await asyncio.to_thread(profiles.compare, before, served)
+            profiles.take(before.timestamp, found)
         if self.pairing is not None:
             evidence = await self.pairing.evidence_for(served.timestamp)
             if self.state.snapshot is served:

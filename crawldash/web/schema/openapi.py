@@ -22,6 +22,7 @@ from ...models import (
     NetworksBody,
     Node,
     PresenceRun,
+    ProfileBody,
     StatusBody,
     UniqueBody,
     V1NodeList,
@@ -183,11 +184,12 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
         MatchPoint,
         UniqueBody,
         NetworksBody,
+        ProfileBody,
     ]
     schemas, components = msgspec.json.schema_components(types, ref_template=REF)
     snapshot, status, point, network_point, check, _, breakdown, node, run, changes = schemas[:10]
     v1_list, v1_status, v1_nodes, inv_list, inv, latency = schemas[10:16]
-    counts_point, match_point, unique, networks = schemas[16:]
+    counts_point, match_point, unique, networks, profile = schemas[16:]
     limit = {
         "name": "limit",
         "in": "query",
@@ -235,7 +237,7 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
             parameters=[address],
         ),
         **network_operations(breakdown, node, _json, _errors),
-        **presence_operations(run, changes, address, limit, _json, _errors),
+        **presence_operations(run, changes, profile, address, limit, _json, _errors),
         **v1_operations(v1_list, snapshot, v1_status, v1_nodes, _json, _errors),
         **propagation_operations(inv_list, inv, latency, _json, _errors),
         **operations_beside_the_api(networks),

@@ -1,4 +1,4 @@
-"""The OpenAPI operations of ``/api/presence`` and ``/api/changes``."""
+"""The OpenAPI operations of ``/api/presence``, ``/api/changes`` and ``/api/profile``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from .nodes import Errors, Json
 def presence_operations(
     run: dict[str, Any],
     changes: dict[str, Any],
+    profile: dict[str, Any],
     address: dict[str, Any],
     limit: dict[str, Any],
     json: Json,
@@ -42,6 +43,19 @@ def presence_operations(
                         "present false; no crawl held gives [].",
                     ),
                     **errors(400, e400="`missing_address`, `invalid_address` or `invalid_limit`."),
+                },
+            }
+        },
+        "/api/profile": {
+            "get": {
+                "summary": "What the crawls said about a node, and when that changed: each "
+                "difference in user agent, protocol version, services, country or provider "
+                "between two crawls served one after the other, newest first (since: the "
+                "first crawl compared, null before a second is served).",
+                "parameters": [address],
+                "responses": {
+                    "200": json(profile, "The changes; an address never seen has none."),
+                    **errors(400, e400="`missing_address` or `invalid_address`."),
                 },
             }
         },

@@ -1,0 +1,114 @@
+"""What the crawls said about each node, and when that changed (``/api/profile``): as each
+crawl is served, every node in both it and the crawl before has its user agent, protocol
+version, services, country and provider (ASN) compared, and each difference is kept.
+
+The comparison walks the two crawls' sorted addresses side by side and decodes a node's
+JSON only where a column the catalog already holds differs, so a crawl in which few nodes
+changed costs little. Changes are kept in memory, at most ``MAX_PER_NODE`` per node and
+``MAX_NODES`` nodes; they cover the crawls served since crawldash started."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import msgspec
+
+from ...models import Change, Node, ProfileBody
+from ..snapshot.catalog import NodeCatalog
+from ..snapshot.prepared import PreparedSnapshot
+
+FIELDS = ("user_agent", "protocol_version", "services", "country", "asn")
+MAX_PER_NODE = 32  # changes kept per node, newest
+MAX_NODES = 200_000  # nodes with changes kept; past it, those changed least recently go
+_node = msgspec.json.Decoder(Node)
+_encoder = msgspec.json.Encoder()
+
+
+class Profiles:
+    """Each node's changes, from the crawls served one after another."""
+
+    def __init__(self) -> None:
+        self.since: int | None = None
+        self.version = 0  # bumped with every crawl compared
+        self._changes: OrderedDict[str, list[Change]] = OrderedDict()
+        self._bodies: dict[str, bytes] = {}
+
+    def compare(
+        self, before: PreparedSnapshot, after: PreparedSnapshot
+    ) -> list[tuple[str, Change]]:
+        """The differences between two crawls served one after the other. Pure: safe in a
+        worker thread, the result taken in on the event loop with ``take``.
+
+        Args:
+            before: the crawl served until now.
+            after: the crawl served from now on.
+
+        Returns:
+            Each node's changes, as (address, change).
+        """
+        found: list[tuple[str, Change]] = []
+        old, new = before.catalog, after.catalog
+        i = j = 0
+        while i < len(old.addresses) and j < len(new.addresses):
+            a, b = old.addresses[i], new.addresses[j]
+            if a < b:
+                i += 1
+            elif b < a:
+                j += 1
+            else:
+                if _columns_differ(old, i, new, j):
+                    found.extend(
+                        (a, change)
+                        for change in _changes(
+                            before.nodes.at(i), after.nodes.at(j), after.timestamp
+                        )
+                    )
+                i += 1
+                j += 1
+        return found
+
+    def take(self, since: int, found: list[tuple[str, Change]]) -> None:
+        """Keep what ``compare`` found, comparing from crawl ``since`` on."""
+        if self.since is None:
+            self.since = since
+        for address, change in found:
+            kept = self._changes.pop(address, [])
+            kept.insert(0, change)
+            del kept[MAX_PER_NODE:]
+            self._changes[address] = kept
+        while len(self._changes) > MAX_NODES:
+            self._changes.popitem(last=False)
+        self.version += 1
+        self._bodies.clear()
+
+    def body(self, address: str) -> bytes:
+        """The ``/api/profile`` answer of a canonical address, kept until the next crawl."""
+        body = self._bodies.get(address)
+        if body is None:
+            answer = ProfileBody(address, self.since, self._changes.get(address, []))
+            body = self._bodies[address] = _encoder.encode(answer)
+            if len(self._bodies) > 4096:
+                self._bodies.clear()
+        return body
+
+
+def _columns_differ(old: NodeCatalog, i: int, new: NodeCatalog, j: int) -> bool:
+    """Whether a column the catalog holds differs for one node in two crawls (cheap: codes
+    into each crawl's own values, so compared through them)."""
+    return (
+        old.agents.values[old.agents.codes[i]] != new.agents.values[new.agents.codes[j]]
+        or old.versions[i] != new.versions[j]
+        or old.services[i] != new.services[j]
+        or old.countries.values[old.countries.codes[i]]
+        != new.countries.values[new.countries.codes[j]]
+        or old.asns.values[old.asns.codes[i]] != new.asns.values[new.asns.codes[j]]
+    )
+
+
+def _changes(before: bytes, after: bytes, crawl: int) -> list[Change]:
+    old, new = _node.decode(before), _node.decode(after)
+    return [
+        Change(crawl, name, getattr(old, name), getattr(new, name))
+        for name in FIELDS
+        if getattr(old, name) != getattr(new, name)
+    ]

@@ -1,0 +1,56 @@
+"""``/api/profile``: what the crawls said about a node, and when that changed, compared as
+each crawl is served. Real files, a real server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .conftest import Serve, until_served, watching
+from .factories import export_body, row, write_snapshot
+
+TS = 1_700_000_000
+
+
+async def test_a_change_of_user_agent_and_version_is_kept_with_its_crawl(
+    serve: Serve, data_dir: Path
+):
+    write_snapshot(
+        data_dir, TS, export_body([row("203.0.113.1"), row("203.0.113.2", agent="/Knots:1/")])
+    )
+    client = await serve()
+    await until_served(client, TS)
+    await watching(client)
+    upgraded = row("203.0.113.1", agent="/Satoshi:28.0.0/")
+    upgraded[2] = 70017  # protocol version
+    write_snapshot(
+        data_dir, TS + 600, export_body([upgraded, row("203.0.113.2", agent="/Knots:1/")])
+    )
+    await until_served(client, TS + 600)
+    answer = await (await client.get("/api/profile", params={"address": "203.0.113.1:8333"})).json()
+    assert answer["address"] == "203.0.113.1:8333"
+    assert answer["since"] == TS
+    changes = {change["field"]: change for change in answer["changes"]}
+    assert changes.keys() == {"user_agent", "protocol_version"}
+    assert changes["user_agent"] == {
+        "crawl": TS + 600,
+        "field": "user_agent",
+        "from": "/Satoshi:27.0.0/",
+        "to": "/Satoshi:28.0.0/",
+    }
+    assert (changes["protocol_version"]["from"], changes["protocol_version"]["to"]) == (
+        row("203.0.113.1")[2],
+        70017,
+    )
+    same = await (await client.get("/api/profile", params={"address": "203.0.113.2:8333"})).json()
+    assert same == {"address": "203.0.113.2:8333", "since": TS, "changes": []}
+    bad = await client.get("/api/profile", params={"address": "node.example.org:8333"})
+    assert bad.status == 400
+    assert (await bad.json())["error"]["code"] == "invalid_address"
+
+
+async def test_before_a_second_crawl_is_served_nothing_is_compared(serve: Serve, data_dir: Path):
+    write_snapshot(data_dir, TS, export_body([row("203.0.113.1")]))
+    client = await serve()
+    await until_served(client, TS)
+    answer = await (await client.get("/api/profile", params={"address": "203.0.113.1:8333"})).json()
+    assert answer == {"address": "203.0.113.1:8333", "since": None, "changes": []}
