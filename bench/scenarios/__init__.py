@@ -11,6 +11,7 @@ from bench.context import Bench
 from bench.rows import Row
 from bench.scenarios import (
     access_log,
+    attempts,
     bridge_propagation,
     busy_cores,
     cold_history,
@@ -45,6 +46,7 @@ ORDER: tuple[ModuleType, ...] = (
     cold_history,
     trends,
     bridge_propagation,
+    attempts,
     networks,
 )
 

@@ -11,9 +11,9 @@ crawl runs and keeps them per crawl, named by the crawl's timestamp (the time of
 One file, ``attempts.msgpack``, holds every crawl kept: each address once, in the order
 first seen (the list compressed), and per crawl a compressed bitmap of the positions tried
 and of those reached. A crawl tries and reaches nearly the same addresses as the one before,
-so most crawls keep only the difference from the one before (their bitmaps XOR the one
-before's), and one in ``KEYFRAME_EVERY`` keeps its bitmaps whole, so that the newest is
-rebuilt from a few. Months of crawls then stay small.
+so a crawl may keep a bitmap as the difference from the one before (XORed with it), where
+that is smaller than the bitmap whole; one crawl in ``KEYFRAME_EVERY`` keeps both whole, so
+that the newest is rebuilt from a few. Months of crawls then stay small.
 """
 
 from __future__ import annotations
@@ -52,7 +52,13 @@ class KeptCrawl(msgspec.Struct, frozen=True, array_like=True):
     tried: bytes  # a serialised BitMap of positions in the address list
     reached: bytes
     rules: int  # index in KeptAttempts.rules
-    whole: bool  # the bitmaps as they are, else XORed with the crawl before's
+    tried_whole: bool  # tried as it is, else XORed with the crawl before's
+    reached_whole: bool
+
+    @property
+    def whole(self) -> bool:
+        """Both bitmaps as they are: a crawl to rebuild the ones after it from."""
+        return self.tried_whole and self.reached_whole
 
 
 class KeptAttempts(msgspec.Struct, frozen=True):
@@ -103,19 +109,24 @@ def encode_crawls(crawls: Iterable[FullCrawl]) -> Iterator[KeptCrawl]:
 
 
 def next_crawl(crawl: FullCrawl, before: FullCrawl | None, whole: bool) -> KeptCrawl:
-    """``crawl`` as kept after ``before`` (whole when ``whole`` or there is none)."""
-    if whole or before is None:
-        tried, reached, whole = crawl.tried, crawl.reached, True
-    else:
-        tried, reached = crawl.tried ^ before.tried, crawl.reached ^ before.reached
+    """``crawl`` as kept after ``before``: each bitmap whole or as the difference from
+    ``before``'s, whichever is smaller; both whole when ``whole`` or there is none."""
+    base = None if whole else before
+    tried, tried_whole = _smaller(crawl.tried, base.tried if base is not None else None)
+    reached, reached_whole = _smaller(crawl.reached, base.reached if base is not None else None)
     return KeptCrawl(
-        crawl.timestamp,
-        crawl.complete,
-        serialised(BitMap(tried)),
-        serialised(BitMap(reached)),
-        crawl.rules,
-        whole,
+        crawl.timestamp, crawl.complete, tried, reached, crawl.rules, tried_whole, reached_whole
     )
+
+
+def _smaller(bitmap: BitMap, before: BitMap | None) -> tuple[bytes, bool]:
+    """``bitmap`` serialised whole, or XORed with ``before`` if that is smaller; and
+    whether it is whole."""
+    as_is = serialised(BitMap(bitmap))
+    if before is None:
+        return as_is, True
+    difference = serialised(bitmap ^ before)
+    return (as_is, True) if len(as_is) <= len(difference) else (difference, False)
 
 
 def decode_crawls(crawls: Iterable[KeptCrawl]) -> Iterator[FullCrawl]:
@@ -126,7 +137,8 @@ def decode_crawls(crawls: Iterable[KeptCrawl]) -> Iterator[FullCrawl]:
         if not kept.whole:
             if before is None:
                 raise ValueError("the first crawl kept is not whole")
-            tried, reached = tried ^ before.tried, reached ^ before.reached
+            tried = tried if kept.tried_whole else tried ^ before.tried
+            reached = reached if kept.reached_whole else reached ^ before.reached
         before = FullCrawl(kept.timestamp, kept.complete, tried, reached, kept.rules)
         yield before
 
