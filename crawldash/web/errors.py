@@ -1,10 +1,12 @@
 """The one JSON error shape, ``{"error": {"status", "code", "message"}}``, raised anywhere
-in a handler as ``ApiError`` and sent by aiohttp as it is (no middleware); and the answers
-for unknown paths and methods."""
+in a handler as ``ApiError`` and sent by aiohttp as it is (no middleware); the same shape
+for the answers aiohttp makes itself (``http_error``); and the answers for unknown paths
+and methods."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from http import HTTPStatus
 
 import msgspec
 from aiohttp import hdrs, web
@@ -14,6 +16,18 @@ from .responses import JSON, headers_for
 
 _encoder = msgspec.json.Encoder()
 ALLOWED_METHODS = "GET, HEAD"
+MAX_REASON = 200  # characters of aiohttp's reason kept: it may quote the client's bytes
+# The answers aiohttp makes before (or instead of) a handler, by status: code, message.
+HTTP_ERRORS = {
+    400: ("bad_request", "the request is not valid HTTP"),
+    404: ("not_found", "no such endpoint; see docs/api.md for the API"),
+    405: ("method_not_allowed", "crawldash is read-only and answers GET and HEAD"),
+    413: ("payload_too_large", "the request's body is too large"),
+    417: ("expectation_failed", "of Expect, only 100-continue is understood"),
+    431: ("headers_too_large", "the request's headers are too large"),
+    500: ("internal_error", "the server failed to answer; its log says why"),
+    504: ("timeout", "the answer took too long"),
+}
 
 
 class ApiError(web.HTTPException):
@@ -27,6 +41,33 @@ class ApiError(web.HTTPException):
         self.code = code
         self.body = _encoder.encode(ErrorBody(ErrorDetail(status, code, message)))
         self.headers[hdrs.CONTENT_TYPE] = JSON  # the body is set after aiohttp's text
+
+
+def http_error(status: int, reason: str | None = None) -> web.Response:
+    """An answer of aiohttp's own (a malformed request, a handler that failed) in the one
+    shape, with the common headers; the connection is closed after it, as aiohttp does.
+
+    Args:
+        status: the status aiohttp chose.
+        reason: aiohttp's reason, for a client's error; its first line ends the message.
+
+    Returns:
+        The response to send instead of aiohttp's plain text.
+    """
+    code, message = HTTP_ERRORS.get(status, ("http_error", _phrase(status)))
+    if reason and status < 500:
+        message += ": " + reason.strip().split("\n", 1)[0][:MAX_REASON]
+    body = _encoder.encode(ErrorBody(ErrorDetail(status, code, message)))
+    response = web.Response(status=status, body=body, headers=headers_for(JSON))
+    response.force_close()
+    return response
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return f"HTTP status {status}"
 
 
 def no_snapshot() -> ApiError:

@@ -5,13 +5,22 @@ request's network prefix (``/n/NAME``), so that a link from a network leads back
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Collection
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from yarl import URL
 
 NETWORK_PATH = "/n/"  # a network's routes are all under /n/NAME/
 MAX_ORIGINS_KEPT = 64  # the Host header is the client's: keep few
+# A Host that links may be made of: a DNS name or IPv4 address, or an IPv6 literal in
+# brackets, then an optional port. Anything else (a path, a space, a port out of range)
+# would go into every link verbatim, or fail to make one.
+_HOST = re.compile(
+    r"(?P<name>[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}|\[(?P<ip6>[0-9A-Fa-f:.]{2,45})\])"
+    r"(?::(?P<port>[0-9]{1,5}))?"
+)
 
 
 class Links:
@@ -43,15 +52,56 @@ class Links:
         return root + own
 
     def _origin(self, request: web.Request) -> str:
-        """``scheme://host[:port]`` as ``request.url`` spells it, built once per Host:
-        building a URL costs more than answering a kept page."""
-        key = (request.scheme, request.host)
+        """``scheme://host[:port]`` of the request's Host, built once per Host: building
+        a URL costs more than answering a kept page. A missing Host, or one that is no
+        host and port, gives the address the client connected to instead."""
+        key = (request.scheme, request.headers.get(hdrs.HOST, ""))
         origin = self._origins.get(key)
         if origin is None:
+            origin = _origin_of(*key)
+            if origin is None:  # not kept: each is the client's own invention
+                return _connected_to(request)
             if len(self._origins) >= MAX_ORIGINS_KEPT:
                 self._origins.clear()
-            origin = self._origins[key] = str(URL.build(scheme=key[0], authority=key[1]).origin())
+            self._origins[key] = origin
         return origin
+
+
+def _origin_of(scheme: str, host: str) -> str | None:
+    """``scheme://host[:port]`` for a Host that is a host and a port, else None."""
+    parsed = _HOST.fullmatch(host)
+    if parsed is None or not _is_port(parsed["port"]):
+        return None
+    if parsed["ip6"] is not None and not _is_ip6(parsed["ip6"]):
+        return None
+    try:
+        return str(URL.build(scheme=scheme, authority=host).origin())
+    except ValueError:
+        return None
+
+
+def _connected_to(request: web.Request) -> str:
+    """The origin of the local address the request came in on, or ``""`` (relative links)
+    if the transport has none (a Unix socket)."""
+    transport = request.transport
+    address = transport.get_extra_info("sockname") if transport is not None else None
+    if not isinstance(address, tuple) or len(address) < 2:
+        return ""
+    host, port = str(address[0]), int(address[1])
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return _origin_of(request.scheme, authority) or ""
+
+
+def _is_port(port: str | None) -> bool:
+    return port is None or 0 < int(port) <= 65535
+
+
+def _is_ip6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def network_prefix(path: str) -> str:

@@ -1,5 +1,6 @@
 """The application on a listening socket: open-file and connection limits, signals, and a
-stop in seconds. Start-up failures become one ``StartupError`` line for the operator."""
+stop in seconds; aiohttp's own answers (to malformed HTTP) in the one error shape.
+Start-up failures become one ``StartupError`` line for the operator."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from typing import Any
 
 import msgspec
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 
 from ..models import ErrorBody, ErrorDetail
 from ..settings.serve import StartupError
+from .errors import ApiError, http_error
 from .responses import COMMON_HEADERS
 
 STOP_SECONDS = 3.0  # how long requests under way may take to finish at shutdown
@@ -54,6 +57,35 @@ class _Refused(asyncio.Protocol):
         transport.close()
 
 
+class _OneShape(RequestHandler):
+    """aiohttp's handler of a connection, whose own answers (to a malformed request, a
+    handler that raised, a target the router refused) take the one JSON shape and the
+    common headers instead of aiohttp's plain text."""
+
+    __slots__ = ()
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        # aiohttp's own still runs: it logs (ops/logs.py makes a client's error one line)
+        # and refuses if an answer is already under way.
+        super().handle_error(request, status, exc, message)
+        return http_error(status, message)
+
+    async def finish_response(
+        self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
+    ) -> tuple[web.StreamResponse, bool]:
+        # An HTTPException but an ApiError is aiohttp's (its router's, its Expect check).
+        exception = isinstance(resp, web.HTTPException) and not isinstance(resp, ApiError)
+        if exception and resp.status >= 400:
+            resp = http_error(resp.status)
+        return await super().finish_response(request, resp, start_time)
+
+
 class _LimitedRunner(web.AppRunner):
     """aiohttp's runner, whose listening sockets refuse connections past a limit."""
 
@@ -84,7 +116,8 @@ class _ConnectionLimit:
         if self.open >= self.limit:
             return _Refused()
         self.open += 1
-        return self.server()
+        # As web.Server makes its handlers, with the same arguments (the app's limits).
+        return _OneShape(self.server, loop=asyncio.get_running_loop(), **self.server._kwargs)
 
     def _connection_lost(self, handler: Any, exc: BaseException | None = None) -> None:
         self.open -= 1
