@@ -134,3 +134,32 @@ def test_many_crawls_are_kept_as_differences_and_read_back_exactly(
         assert attempts.timestamp == timestamp
         assert attempts.tried == expected[timestamp]
         assert attempts.complete
+
+
+def test_a_rule_or_elapsed_not_of_bitnodes_shape_is_said_once_and_never_stops_it(
+    redis_port: int,  # noqa: F811
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+):
+    client = redis.Redis(port=redis_port)
+    collector = AttemptsCollector(client, tmp_path, max_age_days=60)
+    client.set("crawl:master:state", "starting")
+    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
+    collector.collect(0.0)
+    crawl(client, ["203.0.113.3-8333"], [])
+    client.set("exclude-ipv4-networks", "[" * 100_000)  # nested past any decoder's depth
+    client.set("include-asns", '["AS1"]')
+    client.delete("pending")
+    for tick in range(3):
+        collector.collect(1.0 + tick)
+    client.rpush("elapsed", "[Infinity, 5]")  # an older entry: never read
+    end_crawl(client, CRAWL_END)
+    client.lpush("elapsed", "[Infinity, 5]")  # the newest, unreadable: no crawl told apart
+    collector.collect(5.0)
+    collector.collect(6.0)
+    kept = read_kept(tmp_path)
+    assert kept is None  # the crawl's end was never readable: nothing kept, nothing wrong
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert sum("exclude-ipv4-networks" in line for line in said) == 1, said
+    assert sum("include-asns" in line for line in said) == 1, said
+    assert sum("elapsed entry" in line for line in said) == 1, said

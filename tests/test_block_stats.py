@@ -11,7 +11,9 @@ from time import monotonic
 import pytest
 import redis
 
+from crawldash.tools import redis_values
 from crawldash.tools.block_stats import KEYS_PER_ROUND, BlockStats
+from crawldash.tools.redis_values import Skips
 
 from .process import wait_until
 from .test_bridge import REDIS, redis_port  # noqa: F401 (a fixture)
@@ -22,6 +24,7 @@ pytestmark = [
 ]
 
 T0 = 1_790_000_000_000
+log = logging.getLogger(__name__)
 NODES = [f"10.2.{i // 250}.{i % 250 + 1}-8333" for i in range(300)]  # a skiplist: > 128
 
 
@@ -29,13 +32,13 @@ def block_hash(number: int) -> str:
     return f"{number:064x}"
 
 
-def fill(client: redis.Redis, blocks: int) -> list[tuple[bytes, str]]:
-    """``blocks`` keys as ping.py writes them; the (key, hash) pairs BlockStats reads."""
+def fill(client: redis.Redis, blocks: int) -> list[tuple[bytes, str, int]]:
+    """``blocks`` keys as ping.py writes them; the (key, hash, count) BlockStats reads."""
     keys = []
     for number in range(blocks):
         key = f"binv:{block_hash(number)}"
         client.zadd(key, {node: T0 + number * 600_000 + i * 13 for i, node in enumerate(NODES)})
-        keys.append((key.encode(), block_hash(number)))
+        keys.append((key.encode(), block_hash(number), len(NODES)))
     return keys
 
 
@@ -57,14 +60,14 @@ def test_a_deadline_leaves_the_rest_unread_and_no_connection_behind(
     before = clients(client)
     stats = BlockStats(client)
     past = monotonic() - 1  # the first round is read all the same: a pass always progresses
-    first = [key for key, _ in stats.read(keys, lambda *a: None, past)]
-    assert first == [key for key, _ in keys[:KEYS_PER_ROUND]]
+    first = [key for key, _ in stats.read(keys, Skips(log), past)]
+    assert first == [key for key, _, _ in keys[:KEYS_PER_ROUND]]
     no_connection_but(client, before)
-    reader = stats.read(keys[KEYS_PER_ROUND:], lambda *a: None, monotonic() + 60)
+    reader = stats.read(keys[KEYS_PER_ROUND:], Skips(log), monotonic() + 60)
     next(reader)
     reader.close()  # a caller that stops early: the round sent ahead is not left unread
     no_connection_but(client, before)
-    rest = dict(stats.read(keys[KEYS_PER_ROUND:], lambda *a: None, monotonic() + 60))
+    rest = dict(stats.read(keys[KEYS_PER_ROUND:], Skips(log), monotonic() + 60))
     assert len(rest) == 2 * KEYS_PER_ROUND
     for number, (key, found) in enumerate(rest.items(), start=KEYS_PER_ROUND):
         assert key == f"binv:{block_hash(number)}".encode()
@@ -85,7 +88,7 @@ def test_a_server_that_refuses_dump_is_read_with_zrange(
     client = redis.Redis(port=redis_port, username="bridge", password="secret")
     stats = BlockStats(client)
     with caplog.at_level(logging.WARNING):
-        found = dict(stats.read(keys, lambda *a: None, monotonic() + 60))
+        found = dict(stats.read(keys, Skips(log), monotonic() + 60))
     assert stats.dump is False
     refused = [r.getMessage() for r in caplog.records if "refuses DUMP" in r.getMessage()]
     assert len(refused) == 1, refused
@@ -99,6 +102,7 @@ def test_a_server_that_refuses_dump_is_read_with_zrange(
 
 def test_members_that_are_not_addresses_are_skipped_in_any_block(
     redis_port: int,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = redis.Redis(port=redis_port)
     keys = fill(client, 3)
@@ -109,9 +113,13 @@ def test_members_that_are_not_addresses_are_skipped_in_any_block(
         first = T0 + number * 600_000
         bad = {"not.an.address-8333": first - 5, "10.0.0.1-70000": first + 1}
         client.zadd(keys[number][0], bad)
-    said: list[str] = []
     stats = BlockStats(client)
-    found = dict(stats.read(keys, lambda what, message, *a: said.append(message % a), 1e18))
+    with caplog.at_level(logging.WARNING):
+        skips = Skips(log)
+        found = dict(stats.read(keys, skips, 1e18))
+        skips.report()
+        dict(stats.read(keys, skips, 1e18))  # a second pass: nothing new to say
+        skips.report()
     delays = [i * 13 for i in range(300)]
     for number in (0, 1, 2):
         block = found[keys[number][0]]
@@ -120,7 +128,26 @@ def test_members_that_are_not_addresses_are_skipped_in_any_block(
         assert (block.first_seen, block.nodes, block.max) == (first, 300, delays[-1])
         assert block.mean == pytest.approx(statistics.fmean(delays), abs=1e-9)
         assert block.head[0] == ("10.2.0.1:8333", first)
+    said = [r.getMessage() for r in caplog.records]
     assert said == [
-        f"block {block_hash(number)}: 2 malformed members skipped, e.g. b'10.0.0.1-70000'"
-        for number in (1, 2)
+        "malformed members skipped in blocks (2 this pass, 2 not said before), "
+        f"e.g. block {block_hash(1)}: 2, the least b'10.0.0.1-70000'"
+    ]
+
+
+def test_what_is_said_is_remembered_up_to_a_bound(caplog: pytest.LogCaptureFixture) -> None:
+    skips = Skips(log)
+    with caplog.at_level(logging.WARNING):
+        for value in range(redis_values.MAX_REMEMBERED * 3):
+            skips.skip("a cause", value)
+        skips.skip("another cause", "x" * 10_000)
+        skips.report()
+        assert len(skips._said) == redis_values.MAX_REMEMBERED  # the newest
+        skips.skip("a cause", redis_values.MAX_REMEMBERED * 3 - 1)  # remembered: not said
+        skips.report()
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        f"a cause ({redis_values.MAX_REMEMBERED * 3} this pass, "
+        f"{redis_values.MAX_REMEMBERED * 3} not said before), e.g. 0",
+        "another cause (1 this pass, 1 not said before), e.g. '" + "x" * 199,  # cut
     ]

@@ -3,6 +3,7 @@ what the bridge makes of a block read that way, against statistics computed here
 
 from __future__ import annotations
 
+import logging
 import random
 import statistics
 
@@ -12,6 +13,7 @@ import redis
 from crawldash.tools import rdb_zset
 from crawldash.tools.block_stats import BlockStats
 from crawldash.tools.rdb_zset import NotASkiplist, read_zset_dump
+from crawldash.tools.redis_values import Skips
 
 from .test_bridge import REDIS, redis_port  # noqa: F401 (a fixture)
 
@@ -99,17 +101,19 @@ def test_what_is_not_a_large_sorted_set_is_refused(redis_port: int) -> None:  # 
 
 
 @pytest.mark.parametrize("dump", [True, False])
-def test_a_large_block_s_statistics(redis_port: int, dump: bool) -> None:  # noqa: F811
+def test_a_large_block_s_statistics(
+    redis_port: int,  # noqa: F811
+    dump: bool,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     client = redis.Redis(port=redis_port)
     times = {f"10.1.{i // 200}.{i % 200 + 1}-8333": T0 + (i * 7919) % 1009 * 7 for i in range(600)}
     times["2001:db8::5-8333"] = T0 + 3
     client.zadd(f"binv:{BLOCK}", {**times, "not an address": T0 - 1})
-    said: list[str] = []
+    skips = Skips(logging.getLogger(__name__))
     stats = BlockStats(client)
     stats.dump = dump  # as with a server that refuses DUMP
-    ((_, block),) = stats.read(
-        [(f"binv:{BLOCK}".encode(), BLOCK)], lambda *a: said.append(a[1] % a[2:]), 1e18
-    )
+    ((_, block),) = stats.read([(f"binv:{BLOCK}".encode(), BLOCK, 602)], skips, 1e18)
     assert block is not None
     ordered = sorted(times.items(), key=lambda item: (item[1], item[0]))
     delays = [ms - ordered[0][1] for _, ms in ordered]
@@ -121,4 +125,9 @@ def test_a_large_block_s_statistics(redis_port: int, dump: bool) -> None:  # noq
     assert block.p90 == pytest.approx(deciles[8])
     assert block.head[:2] == [("10.1.0.1:8333", T0), ("[2001:db8::5]:8333", T0 + 3)]
     assert len(block.head) == 10
-    assert said == [f"block {BLOCK}: 1 malformed members skipped, e.g. b'not an address'"]
+    with caplog.at_level(logging.WARNING):
+        skips.report()
+    assert [r.getMessage() for r in caplog.records] == [
+        "malformed members skipped in blocks (1 this pass, 1 not said before), "
+        f"e.g. block {BLOCK}: 1, the least b'not an address'"
+    ]

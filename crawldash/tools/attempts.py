@@ -13,10 +13,11 @@ a late final scan would miss; a crawl without a final scan is kept, but not as c
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import redis
 from pyroaring import BitMap
 
@@ -37,12 +38,17 @@ from ..crawl.attempts import (
     write_attempts,
 )
 from ..crawl.propagation import bitnodes_member
+from .redis_values import decoded, elapsed_entry
 
 log = logging.getLogger(__name__)
 SCAN_EVERY = 60.0  # seconds between two scans of a running crawl's keys
 SCAN_COUNT = 1000
 MAX_KEYS = 1_000_000  # node:* keys read in one scan; past it the crawl is not complete
 DAY = 86_400
+MAX_RULE_BYTES = 16 * 1024 * 1024  # bitnodes' rules are lists of thousands at most
+_NODES = msgspec.json.Decoder(list[str])
+_NETWORKS = msgspec.json.Decoder(list[tuple[int, int]])
+_ASNS = msgspec.json.Decoder(list[int])
 RULE_KEYS = ("exclude-nodes", "exclude-ipv4-networks", "exclude-ipv6-networks", "include-asns")
 
 
@@ -107,15 +113,12 @@ class AttemptsCollector:
 
     def _newest_end(self) -> int | None:
         newest = self.client.lindex("elapsed", 0)
-        try:
-            value = json.loads(newest) if newest is not None else None
-            if isinstance(value, list) and value and isinstance(value[0], int | float):
-                return int(value[0])
-        except ValueError:
-            pass
-        if newest is not None:
+        if newest is None:
+            return None
+        ended, _ = elapsed_entry(newest)  # type: ignore[arg-type]
+        if ended is None:
             self._once("elapsed", "elapsed entry %r unreadable: crawls not told apart", newest)
-        return None
+        return ended
 
     def _scan(self, gathering: Gathering, with_reached: bool) -> None:
         for seen, key in enumerate(self.client.scan_iter(match="node:*", count=SCAN_COUNT)):
@@ -143,25 +146,17 @@ class AttemptsCollector:
             return None
 
     def _rules(self) -> Rules:
+        """The rules in force, each of bitnodes' shape or taken as empty (and said once)."""
         values = self.client.mget(RULE_KEYS)
-        parsed: list[list[object]] = []
-        for key, value in zip(RULE_KEYS, values, strict=True):
-            try:
-                loaded = json.loads(value) if value is not None else []
-                parsed.append(list(loaded) if isinstance(loaded, list) else [])
-            except ValueError:
+        shapes: tuple[msgspec.json.Decoder[Any], ...] = (_NODES, _NETWORKS, _NETWORKS, _ASNS)
+        parsed: list[list[Any]] = []
+        for key, value, shape in zip(RULE_KEYS, values, shapes, strict=True):
+            raw = value.encode() if isinstance(value, str) else value
+            rule: list[Any] | None = [] if raw is None else decoded(raw, shape, MAX_RULE_BYTES)
+            if rule is None:
                 self._once(key, "rule %s unreadable, taken as empty: %r", key, str(value)[:80])
-                parsed.append([])
-        try:
-            return Rules(
-                [str(a) for a in parsed[0]],
-                [_pair(p) for p in parsed[1]],
-                [_pair(p) for p in parsed[2]],
-                [int(str(a)) for a in parsed[3]],
-            )
-        except (TypeError, ValueError):
-            self._once("rules", "rules not of bitnodes' shapes, taken as empty")
-            return Rules()
+            parsed.append(list(rule or []))
+        return Rules(*parsed)
 
     def _keep(self, timestamp: int, gathering: Gathering) -> None:
         kept = self._load()
@@ -257,12 +252,6 @@ class AttemptsCollector:
         if what not in self._said:
             self._said.add(what)
             log.warning(message, *args)
-
-
-def _pair(value: object) -> tuple[int, int]:
-    if not isinstance(value, list | tuple) or len(value) != 2:
-        raise ValueError("not [network, netmask]")
-    return int(value[0]), int(value[1])
 
 
 def _pruned(crawls: list[KeptCrawl], oldest: int) -> list[KeptCrawl]:

@@ -11,14 +11,13 @@ back-off and stops rewriting the file, so that crawldash's stuck-crawler alarm f
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -30,9 +29,14 @@ from ..models import CrawlerStatus
 from ..settings.bridge import BridgeSettings
 from .attempts import AttemptsCollector
 from .propagation import Collector
+from .redis_values import MAX_ELAPSED_BYTES, Skips, elapsed_entry, text, whole
+from .schedule import Schedule
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 MAX_BACKOFF = 60.0
+MAX_STATE = 64  # characters of crawl:master:state copied: bitnodes' states are a word
+MAX_HEIGHT = 2**31 - 1  # a block height, as Bitcoin Core keeps it
 
 
 def connect(url: str, password_file: Path | None = None) -> redis.Redis:
@@ -72,37 +76,48 @@ def redacted(url: str) -> str:
 
 
 class StatusReader:
-    """Reads the status from Redis; each malformed value is logged once, written as null."""
+    """Reads the status from Redis; a value out of bounds is written as null (the state
+    cut to ``MAX_STATE`` characters), and each such value is logged once."""
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
-        self._said: set[str] = set()
+        self.skips = Skips(log)
 
     def read(self, now: float) -> CrawlerStatus:
+        """The status as of ``now`` (unix seconds). RedisError when Redis cannot be read.
+
+        Args:
+            now: the time written as ``updated_at``.
+
+        Returns:
+            The status to write.
+        """
         pipe = self.client.pipeline(transaction=False)
-        pipe.get("crawl:master:state")
+        pipe.getrange("crawl:master:state", 0, 4 * MAX_STATE)  # a string's start, at most
         pipe.scard("pending")
         pipe.scard("up")
         pipe.get("height")
         pipe.type("elapsed")
-        state, pending, up, height, elapsed_type = pipe.execute()
-        newest = self._newest_elapsed(elapsed_type)
-        ended, elapsed = self._elapsed(newest)
-        return CrawlerStatus(
-            state=state.decode(errors="replace") if state else "unknown",
-            queue_size=int(pending),
-            height=self._number(int, "height", height),
+        replies = [None if isinstance(r, Exception) else r for r in pipe.execute(False)]
+        state, pending, up, height, elapsed_type = replies
+        ended, elapsed = self._elapsed(self._newest_elapsed(elapsed_type))
+        status = CrawlerStatus(
+            state=text(state, MAX_STATE) or "unknown",
+            queue_size=self._checked("pending", pending, whole(pending, 0, 2**63)) or 0,
+            height=self._checked("height", height, whole(height, 0, MAX_HEIGHT)),
             last_elapsed=elapsed,
             updated_at=int(now),
-            reached=int(up),
+            reached=self._checked("up", up, whole(up, 0, 2**63)),
             last_crawl_at=ended,
         )
+        self.skips.report()
+        return status
 
-    def _newest_elapsed(self, kind: bytes) -> bytes | None:
+    def _newest_elapsed(self, kind: object) -> bytes | None:
         if kind == b"list":
             value = self.client.lindex("elapsed", 0)
         elif kind == b"string":
-            value = self.client.get("elapsed")
+            value = self.client.getrange("elapsed", 0, MAX_ELAPSED_BYTES)
         else:
             return None
         return value.encode() if isinstance(value, str) else value
@@ -112,29 +127,15 @@ class StatusReader:
         plain number of seconds."""
         if newest is None:
             return None, None
-        try:
-            value = json.loads(newest)
-        except ValueError:
-            value = None
-        if isinstance(value, list) and len(value) == 2:
-            ended = self._number(int, "elapsed", value[0])
-            return ended, self._number(float, "elapsed", value[1])
-        return None, self._number(float, "elapsed", value if value is not None else newest)
+        ended, seconds = elapsed_entry(newest)
+        return ended, self._checked("elapsed", newest, seconds)
 
-    def _number(self, kind: type[int] | type[float], key: str, value: object) -> Any:
-        if value is None:
-            return None
-        try:
-            if isinstance(value, bytes):
-                value = value.decode()
-            if isinstance(value, bool) or not isinstance(value, int | float | str):
-                raise ValueError(value)
-            return kind(value)
-        except (ValueError, UnicodeDecodeError):
-            if key not in self._said:
-                self._said.add(key)
-                log.warning("redis key %s holds %r, not a number; written as null", key, value)
-            return None
+    def _checked(self, key: str, raw: object, value: T | None) -> T | None:
+        """``value``, and ``raw`` said once if it gave none."""
+        if raw is not None and value is None:
+            cause = f"redis key {key} holds no value in bounds; written as null"
+            self.skips.skip(cause, raw)
+        return value
 
 
 def run(
@@ -145,14 +146,17 @@ def run(
     stop: threading.Event,
     schedules: Sequence[Schedule] = (),
 ) -> None:
-    """Rewrite ``out`` every ``interval`` seconds until ``stop`` is set, and run each of
-    ``schedules`` (propagation, crawl attempts) when it is due. A Redis that cannot be read, or a
-    file that cannot be written (a read-only or full disk), is logged when it starts
-    failing and when it recovers, and retried with back-off; neither ends the bridge."""
+    """Rewrite ``out`` every ``interval`` seconds until ``stop`` is set, while each of
+    ``schedules`` (propagation, crawl attempts) runs on a thread of its own, so that no
+    collection delays the status. A Redis that cannot be read, or a file that cannot be
+    written (a read-only or full disk), is logged when it starts failing and when it
+    recovers, and retried with back-off; neither ends the bridge."""
     reader = StatusReader(client)
     wait, failing = interval, ""
     log.info("bitnodes status bridge started redis=%s out=%s interval=%s", url, out, interval)
     _warn_if_globbed(out)
+    for schedule in schedules:
+        schedule.start(stop)
     while not stop.is_set():
         try:
             write_atomically(out, msgspec.json.encode(reader.read(time.time())))
@@ -171,11 +175,9 @@ def run(
             if failing:
                 log.info("%s works again; status rewritten", failing)
             wait, failing = interval, ""
-        for schedule in schedules:
-            schedule.maybe_run(time.monotonic(), time.time())
         stop.wait(wait)
     for schedule in schedules:
-        schedule.flush()
+        schedule.stop()
 
 
 def _warn_if_globbed(out: Path) -> None:
@@ -187,52 +189,6 @@ def _warn_if_globbed(out: Path) -> None:
             "as the newest crawl; write it elsewhere and give crawldash serve --status-file",
             out,
         )
-
-
-class Collecting(Protocol):
-    """What the bridge runs beside the status: one pass, and what is left as it stops."""
-
-    def collect(self, now: float) -> None: ...
-
-    def flush(self) -> None: ...
-
-
-class Schedule:
-    """When a collector runs beside the status loop, and its failures logged once per
-    streak: a Redis or a disk that fails is retried on the next turn, never a crash."""
-
-    def __init__(self, collector: Collecting, every: float, name: str = "propagation") -> None:
-        self.collector, self.every, self.name = collector, every, name
-        self._next, self._failing = 0.0, ""
-
-    def maybe_run(self, monotonic: float, now: float) -> None:
-        if monotonic < self._next:
-            return
-        self._next = monotonic + self.every
-        try:
-            self.collector.collect(now)
-        except (redis.RedisError, OSError) as exc:
-            what = "redis read" if isinstance(exc, redis.RedisError) else "writing"
-            if self._failing != what:
-                log.warning(
-                    "%s collection failed (%s) reason=%s: %s; kept data unchanged; retrying",
-                    self.name,
-                    what,
-                    type(exc).__name__,
-                    exc,
-                )
-            self._failing = what
-        else:
-            if self._failing:
-                log.info("%s collection works again", self.name)
-            self._failing = ""
-
-    def flush(self) -> None:
-        """As the bridge stops: write the latency merged since the last write."""
-        try:
-            self.collector.flush()
-        except OSError as exc:
-            log.warning("%s: what was left not written as the bridge stops: %s", self.name, exc)
 
 
 def propagation_schedule(client: redis.Redis, settings: BridgeSettings) -> Schedule:

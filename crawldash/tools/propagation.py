@@ -22,7 +22,6 @@ it was filling, and the serving side, which reads the whole file, rereads it as 
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from array import array
@@ -30,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import redis
 
 from ..crawl.address import AddressError
@@ -50,6 +50,7 @@ from ..crawl.propagation import (
     write_latency,
 )
 from .block_stats import BlockStats
+from .redis_values import Skips, decoded, whole
 
 log = logging.getLogger(__name__)
 MAX_KEYS_PER_PASS = 100_000  # of each kind; the rest waits for the next pass
@@ -57,6 +58,19 @@ BLOCKS_BUDGET = 4.0  # seconds of block reading per pass; the rest waits for the
 SCAN_COUNT = 1000
 PUSHED_SLACK_MS = 1000  # an expiry later by more than this is a new push
 DAY_MS = 86_400_000
+MAX_RTT_MS = 3_600_000  # a round-trip time past an hour is no ping's; below 0, none at all
+MAX_CELL_SUM = 2**31 - 1  # a cell's sum is a 32-bit integer (crawl/propagation.py)
+MAX_ROW_BYTES = 4096  # of an opendata member: a node's row, its user agent the longest part
+
+
+class HeldRow(msgspec.Struct, array_like=True):
+    """The start of an ``opendata`` member: ``[address, port, ...]``."""
+
+    address: str
+    port: int
+
+
+HELD_ROW = msgspec.json.Decoder(HeldRow)
 
 
 class Collector:
@@ -68,7 +82,7 @@ class Collector:
         self.client, self.folder = client, folder
         self.max_age_ms, self.max_blocks = max_age_days * DAY_MS, max_blocks
         self.stats = BlockStats(client)
-        self._said: set[str] = set()
+        self.skips = Skips(log)
         self._counts: dict[str, int] = {}  # announcements of each binv: key when last read
         self._blocks: dict[str, Block] | None = None
         self._unwritten = False  # blocks changed in memory, not yet in the file
@@ -77,7 +91,18 @@ class Collector:
 
     def collect(self, now: float) -> None:
         """One pass: read Redis, merge, write what changed. RedisError and OSError go to
-        the caller, which retries; what was kept stays as it was."""
+        the caller, which retries; what was kept stays as it was. What the pass skipped is
+        logged as it ends.
+
+        Args:
+            now: the pass's time, unix seconds.
+        """
+        try:
+            self._collect(now)
+        finally:
+            self.skips.report()
+
+    def _collect(self, now: float) -> None:
         self._load()
         assert self._blocks is not None
         changed = self._collect_blocks()
@@ -126,11 +151,11 @@ class Collector:
             for key, count in zip(keys, pipe.execute(raise_on_error=False), strict=True):
                 block_hash = key[5:].decode(errors="replace").lower()
                 if isinstance(count, Exception) or not BLOCK_HASH.fullmatch(block_hash):
-                    self._once(f"key:{key!r}", "skipped %r: not a sorted set of a block hash", key)
+                    self.skips.skip("skipped binv: keys, no sorted set of a block hash", key)
                 elif count != self._counts.get(block_hash):
                     wanted[key] = block_hash, count
-            pairs = [(key, block_hash) for key, (block_hash, _) in wanted.items()]
-            for key, block in self.stats.read(pairs, self._once, deadline):
+            triples = [(key, block_hash, count) for key, (block_hash, count) in wanted.items()]
+            for key, block in self.stats.read(triples, self.skips, deadline):
                 block_hash, count = wanted[key]
                 self._counts[block_hash] = count
                 kept = self._blocks.get(block_hash)
@@ -161,21 +186,18 @@ class Collector:
                 pipe.pttl(key)
             replies = pipe.execute(raise_on_error=False)
             for key, newest, ttl in zip(keys, replies[::2], replies[1::2], strict=True):
-                address = self._rtt_address(key, newest, ttl)
-                if address is None or not isinstance(ttl, int) or ttl < 0:
+                sample = self._rtt_sample(key, newest, ttl)
+                if sample is None:
                     continue
-                expiry = now_ms + ttl
+                address, rtt = sample
+                expiry = now_ms + int(ttl)
                 if expiry <= expires.get(address, 0) + PUSHED_SLACK_MS:
                     continue  # no push since it was last read
                 expires[address] = expiry
                 count, total = current.get(address, (0, 0))
-                current[address] = (count + 1, total + int(newest))
+                current[address] = (count + 1, total + rtt)
         for address, (count, total) in current.items():
-            packed = nodes.get(address, b"")
-            last = array("i", packed[-CELL_BYTES:]) if packed else None
-            if last is not None and last[0] == bucket:
-                packed, count, total = packed[:-CELL_BYTES], count + last[1], total + last[2]
-            updated = packed + array("i", (bucket, count, total)).tobytes()
+            updated = self._with_cell(nodes.get(address, b""), address, bucket, count, total)
             if updated != nodes.get(address):
                 nodes[address], changed = updated, True
         if changed:
@@ -191,17 +213,35 @@ class Collector:
             write_latency(self.folder, self._latency)
             self._latency_unwritten = False
 
-    def _rtt_address(self, key: bytes, newest: Any, ttl: Any) -> str | None:
-        """The canonical address of an ``rtt:`` key whose newest value is a whole number."""
+    def _with_cell(self, packed: bytes, address: str, bucket: int, count: int, total: int) -> bytes:
+        """A node's cells with this pass's samples added to the current cell; a cell whose
+        sum would outgrow its 32-bit integer keeps what it has."""
+        last = array("i", packed[-CELL_BYTES:]) if packed else None
+        if last is not None and last[0] == bucket:
+            packed, count, total = packed[:-CELL_BYTES], count + last[1], total + last[2]
+        if total > MAX_CELL_SUM:
+            self.skips.skip("round-trip times skipped: their 10-minute cell is full", address)
+            return packed + (last.tobytes() if last is not None and last[0] == bucket else b"")
+        return packed + array("i", (bucket, count, total)).tobytes()
+
+    def _rtt_sample(self, key: bytes, newest: Any, ttl: Any) -> tuple[str, int] | None:
+        """The canonical address of an ``rtt:`` key and its newest round-trip time, when
+        that is a whole number of ms from 0 to MAX_RTT_MS and the key has an expiry."""
+        if isinstance(newest, Exception) or isinstance(ttl, Exception):
+            self.skips.skip("skipped rtt: keys, no list", key)
+            return None
+        if newest is None:
+            return None  # gone since the SCAN
+        rtt = whole(newest, 0, MAX_RTT_MS)
+        if rtt is None:
+            self.skips.skip("skipped rtt: keys, no round-trip time in bounds", key, (key, newest))
+            return None
+        if not isinstance(ttl, int) or ttl < 0:
+            return None  # no expiry: no key cache_inv wrote
         try:
-            if isinstance(newest, Exception) or isinstance(ttl, Exception):
-                raise ValueError("not a list")
-            if newest is None:
-                return None
-            int(newest)
-            return bitnodes_member(key[4:].decode())
-        except (ValueError, UnicodeDecodeError) as exc:
-            self._once(f"key:{key!r}", "skipped %r: %s", key, exc)
+            return bitnodes_member(key[4:].decode()), rtt
+        except (AddressError, UnicodeDecodeError):
+            self.skips.skip("skipped rtt: keys, no address", key)
             return None
 
     def _held(self) -> Iterator[str]:
@@ -210,26 +250,21 @@ class Collector:
         if self.client.type("opendata") != b"zset":
             return
         for member in self.client.zrange("opendata", 0, MAX_KEYS_PER_PASS - 1):
+            row = decoded(member, HELD_ROW, MAX_ROW_BYTES)  # type: ignore[arg-type]  # bytes
             try:
-                row = json.loads(member)  # type: ignore[arg-type]  # bytes, without decoding
-                yield bitnodes_member(f"{row[0]}-{int(row[1])}")
-            except (ValueError, TypeError, IndexError, KeyError, AddressError):
-                self._once(
-                    "opendata", "opendata member %r skipped: not [address, port, ...]", member
-                )
+                if row is None:
+                    raise AddressError("not [address, port, ...]")
+                yield bitnodes_member(f"{row.address}-{row.port}")
+            except AddressError:
+                self.skips.skip("skipped opendata members, not [address, port, ...]", member)
 
     def _scan(self, pattern: str) -> Iterator[bytes]:
         """Keys matching ``pattern``, at most MAX_KEYS_PER_PASS, SCAN by SCAN."""
         for seen, key in enumerate(self.client.scan_iter(match=pattern, count=SCAN_COUNT)):
             if seen >= MAX_KEYS_PER_PASS:
-                self._once(f"many:{pattern}", "more than %d %s keys; the rest wait", seen, pattern)
+                self.skips.skip(f"more than {seen} {pattern} keys; the rest wait", pattern)
                 return
             yield key
-
-    def _once(self, what: str, message: str, *args: object) -> None:
-        if what not in self._said:
-            self._said.add(what)
-            log.warning(message, *args)
 
 
 def _batches(keys: Iterator[bytes], size: int = SCAN_COUNT) -> Iterator[list[bytes]]:
