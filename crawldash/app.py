@@ -7,13 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from pathlib import Path
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
-from .crawl.address import parse_address
-from .crawl.reached import sibling_crawl_dir
 from .live.loader.client import LoaderClient
 from .live.loader.counters import Counters
 from .live.memory.propagation import Propagation
@@ -22,7 +19,7 @@ from .ops.metrics import Metrics, RequestSeries, RequestStats
 from .ops.repeats import Repeats
 from .routes import Handler, add_routes, service_routes
 from .served_network import ServedNetwork, Shared, build_network
-from .settings.serve import NetworkFolder, Settings
+from .settings.serve import Settings
 from .web.cors import Cors
 from .web.dashboard import Dashboard
 from .web.links import Links
@@ -63,25 +60,7 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
     )
     loader = loader or LoaderClient(timeout=settings.load_timeout)
     shared = Shared(loader, Counters(), Links(settings.public_url))
-    propagation_dirs = _per_network(
-        settings.network_propagation_dirs, settings.propagation_dir, folders
-    )
-    crawl_dirs = _per_network(settings.network_crawl_dirs, settings.crawl_dir, folders)
-    watched = {
-        name: tuple(parse_address(address) for address in addresses)
-        for name, addresses in settings.watched.items()
-    }
-    networks = [
-        build_network(
-            settings,
-            folder,
-            shared,
-            propagation_dirs.get(folder.name),
-            crawl_dirs.get(folder.name, sibling_crawl_dir(folder.data_dir)),
-            watched.get(folder.name, ()),
-        )
-        for folder in folders
-    ]
+    networks = [build_network(settings, folder, shared) for folder in folders]
     cors = Cors(settings.cors_origins) if settings.cors_origins else None
     listing = Networks([(network.name, network.state) for network in networks])
     dashboard = Dashboard()
@@ -162,16 +141,6 @@ async def _keep_network_fresh(
             _every(STATUS_POLL_SECONDS, refresher.poll_status), name=f"{name}-status"
         ),
     ]
-
-
-def _per_network(
-    given: tuple[tuple[str, Path], ...], first: Path | None, folders: Sequence[NetworkFolder]
-) -> dict[str, Path]:
-    """Each network's folder of one kind: ``--network-X``'s, and ``--X`` for the first."""
-    named = dict(given)
-    if first is not None:
-        named.setdefault(folders[0].name, first)
-    return named
 
 
 async def _flushed(lines: AccessLines) -> None:

@@ -10,9 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
@@ -29,15 +27,9 @@ from .ops.startup import (
 )
 from .ops.workers import run_workers
 from .settings.bridge import BridgeSettings
+from .settings.networks import DEFAULT_NETWORK, NetworkFolder
 from .settings.options import Option, markdown_table, options_of
-from .settings.serve import (
-    DEFAULT_NETWORK,
-    SERVER_ONLY,
-    DemoSettings,
-    NetworkFolder,
-    Settings,
-    StartupError,
-)
+from .settings.serve import SERVER_ONLY, DemoSettings, Settings, StartupError
 
 log = logging.getLogger("crawldash")
 S = TypeVar("S")
@@ -187,12 +179,12 @@ def _check_networks(settings: Settings, given: argparse.Namespace) -> None:
         _ = settings.folders
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    for name, addresses in settings.watched.items():
-        for address in addresses:
+    for folder in settings.folders:
+        for address in folder.watches:
             try:
                 parse_address(address)
             except AddressError as exc:
-                raise UsageError(f"--watch {address!r} of {name}: {exc}") from None
+                raise UsageError(f"--watch {address!r} of {folder.name}: {exc}") from None
 
 
 def run_demo(demo: DemoSettings, settings: Settings) -> int:
@@ -223,22 +215,7 @@ def run_bridge(bridge_settings: BridgeSettings) -> int:
         raise UsageError(f"--redis {bridge.redacted(url)}: {exc}") from None
     except OSError as exc:
         raise UsageError(f"--redis-password-file: {exc.strerror or exc}") from None
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
-    assert bridge_settings.out is not None  # required: settings_from checked it
-    schedules = [
-        bridge.propagation_schedule(client, bridge_settings),
-        bridge.attempts_schedule(client, bridge_settings),
-    ]
-    bridge.run(
-        client,
-        bridge.described(url),
-        bridge_settings.out,
-        bridge_settings.interval,
-        stop,
-        schedules,
-    )
+    bridge.run_until_signalled(client, bridge_settings)
     return 0
 
 

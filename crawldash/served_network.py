@@ -12,7 +12,9 @@ from pathlib import Path
 
 import msgspec
 
+from .crawl.address import parse_address
 from .crawl.decode import Rules
+from .crawl.reached import sibling_crawl_dir
 from .live.bodies import Representation, represent
 from .live.loader.client import LoaderClient
 from .live.loader.counters import Counters
@@ -26,7 +28,8 @@ from .live.state import State
 from .ops.gauges import WatchedNetwork
 from .ops.health import Health
 from .routes import Handler, route_table
-from .settings.serve import NetworkFolder, Settings
+from .settings.networks import NetworkFolder
+from .settings.serve import Settings
 from .web.events import Broadcaster
 from .web.history import HistoryRoutes
 from .web.latest import Latest
@@ -64,24 +67,15 @@ class ServedNetwork:
     handlers: dict[str, Handler]
 
 
-def build_network(
-    settings: Settings,
-    folder: NetworkFolder,
-    shared: Shared,
-    propagation_dir: Path | None,
-    crawl_dir: Path | None = None,
-    watches: tuple[str, ...] = (),
-) -> ServedNetwork:
-    """Every part of ``folder``'s network; nothing is read or started yet.
+def build_network(settings: Settings, folder: NetworkFolder, shared: Shared) -> ServedNetwork:
+    """Every part of ``folder``'s network; nothing is read or started yet. Its crawl folder
+    is the one given, else bitnodes' beside its data folder; with the bridge's kept attempts
+    (in its propagation folder) it is the evidence of ``/api/check``'s reason.
 
     Args:
         settings: the service's settings (limits, timeouts and the state folder).
-        folder: the network's name, crawler folder and status file.
+        folder: the network's name and folders, and the nodes it watches.
         shared: what the networks of this process share.
-        propagation_dir: where the bridge keeps this network's propagation, if anywhere.
-        crawl_dir: bitnodes' crawl folder of this network, if known: with the bridge's
-            kept attempts (in ``propagation_dir``), the evidence of ``/api/check``'s reason.
-        watches: the nodes whose state ``/metrics`` gives, canonical ``host:port``.
 
     Returns:
         The network, its handlers keyed by their unprefixed path.
@@ -102,7 +96,11 @@ def build_network(
         status_file=folder.status_file,
         counters=shared.counters,
         max_clock_skew=settings.max_clock_skew,
-        pairing=Pairing(crawl_dir, propagation_dir, settings.max_file_size),
+        pairing=Pairing(
+            folder.crawl_dir or sibling_crawl_dir(data_dir),
+            folder.propagation_dir,
+            settings.max_file_size,
+        ),
     )
     watcher = Watcher(
         refresher, data_dir, debounce_ms=settings.debounce_ms, force_polling=settings.force_polling
@@ -114,7 +112,7 @@ def build_network(
     )
     indexes = (refresher.saver, refresher.presence_saver)
     health = Health(state, watcher, indexes)
-    propagation = Propagation(propagation_dir)
+    propagation = Propagation(folder.propagation_dir)
 
     async def load_older(path: Path, timestamp: int) -> ArchivedSnapshot:
         return await shared.loader.run(load_archived, path, timestamp, rules)
@@ -129,6 +127,7 @@ def build_network(
         events,
         health,
     )
+    watches = tuple(parse_address(address) for address in folder.watches)
     watched = WatchedNetwork(
         folder.name, state, refresher.rejected, watcher, indexes, watches=watches
     )

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .networks import NetworkFolder, network_folders
 from .options import (
     byte_size,
     log_level,
@@ -228,50 +229,14 @@ class Settings:
     force_polling: bool = False
 
     @property
-    def watched(self) -> dict[str, tuple[str, ...]]:
-        """The nodes watched, as given, by network: ``--watch``'s are the first's."""
-        first = self.folders[0].name
-        watched: dict[str, list[str]] = {first: list(self.watches)} if self.watches else {}
-        for name, address in self.network_watches:
-            watched.setdefault(name, []).append(address)
-        return {name: tuple(addresses) for name, addresses in watched.items()}
-
-    @property
     def resolved_state_dir(self) -> Path:
         return self.state_dir if self.state_dir is not None else default_state_dir()
 
     @property
     def folders(self) -> tuple[NetworkFolder, ...]:
-        """The networks served, the first also at ``/``: ``--network``'s, else the one
-        ``--data-dir`` names ``main``. Raises ValueError for a status file of no network."""
-        named = self.networks or ((DEFAULT_NETWORK, self.data_dir),)
-        status_files = dict(self.network_status_files)
-        served = {name for name, _ in named}
-        for flag, given in (
-            ("--network-status-file", self.network_status_files),
-            ("--network-propagation-dir", self.network_propagation_dirs),
-            ("--network-crawl-dir", self.network_crawl_dirs),
-            ("--network-watch", self.network_watches),
-        ):
-            unknown = sorted({name for name, _ in given} - served)
-            if unknown:
-                raise ValueError(f"{flag} names no network served: {', '.join(unknown)}")
-        first = named[0][0]
-        if self.status_file is not None:
-            status_files.setdefault(first, self.status_file)
-        return tuple(NetworkFolder(name, path, status_files.get(name)) for name, path in named)
-
-
-DEFAULT_NETWORK = "main"  # the name of the one network --data-dir serves
-
-
-@dataclass(frozen=True)
-class NetworkFolder:
-    """One network served: its name in ``/n/NAME/``, its crawler's folder and status file."""
-
-    name: str
-    data_dir: Path
-    status_file: Path | None = None
+        """The networks served, each with its folders and watches (``settings/networks.py``);
+        ValueError for an option naming a network not served."""
+        return network_folders(self)
 
 
 SERVER_ONLY = (  # the serve options that demo does not take

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -136,6 +137,22 @@ class StatusReader:
             cause = f"redis key {key} holds no value in bounds; written as null"
             self.skips.skip(cause, raw)
         return value
+
+
+def run_until_signalled(client: redis.Redis, settings: BridgeSettings) -> None:
+    """``crawldash bitnodes-status`` once connected: the status, the propagation and each
+    crawl's attempts, until SIGINT or SIGTERM.
+
+    Args:
+        client: bitnodes' Redis.
+        settings: the command's settings (``--out`` given: the command line checked it).
+    """
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    assert settings.out is not None
+    schedules = [propagation_schedule(client, settings), attempts_schedule(client, settings)]
+    run(client, described(settings.redis), settings.out, settings.interval, stop, schedules)
 
 
 def run(
