@@ -158,3 +158,44 @@ async def test_a_backlog_added_in_bulk_has_the_membership_of_each_crawl(tmp_path
     for address in everyone:
         assert counted.summary(address) == expected.summary(address)
         assert counted.runs(address, 80) == expected.runs(address, 80)
+
+
+async def test_a_run_refused_by_the_presence_is_counted_again(tmp_path: Path):
+    """A refresh counts older crawls under a batch's run that is not yet published (issue
+    40): the presence refuses the run, and its crawls, which have points, are counted
+    again, so that the presence covers every crawl of the history."""
+    data_dir = tmp_path / "data"
+    crawls = list(generate_crawls(nodes=60, crawls=8, interval=600, end=TS, seed=3))
+    for crawl in crawls:
+        write_snapshot(data_dir, crawl.timestamp, crawl.body())
+    listing = list_data_dir(data_dir)
+    stamps = listing.newest_first  # t7 .. t0
+    held = asyncio.Event()
+
+    async def count_file(name: str, version: FileVersion, batch: bool) -> object:
+        if batch and name == f"{stamps[3]}.json":
+            await held.wait()  # the batch's run (t6, t5) is recorded, not yet published
+        return count_nodes((data_dir / name).read_bytes())
+
+    state, lock = State(history_size=100), asyncio.Lock()
+    counting = Counting(state, Rejections(), count_file, read_ahead=1)  # type: ignore[arg-type]
+    assert await counting.count(listing, stamps[:1])  # the crawl served
+    counting.uncounted.update(stamps[1:])
+    batch = asyncio.create_task(counting.count(listing, stamps[1:5], lock))
+    await eventually(lambda: _true(len(state.history) == 3))
+    async with lock:  # a refresh: it counts older crawls, below the batch's run
+        await counting.count(listing, stamps[5:])
+    held.set()
+    await batch
+    await counting.count(listing, counting.update(listing, ()))
+    assert state.presence.timestamps() == sorted(stamps)
+    assert counting.update(listing, ()) == []
+    expected = Presence()
+    for crawl in crawls:
+        expected.add(crawl.timestamp, crawl.addresses())
+    for address in {a for crawl in crawls for a in crawl.addresses()}:
+        assert state.presence.runs(address, 8) == expected.runs(address, 8)
+
+
+async def _true(value: bool) -> bool:
+    return value

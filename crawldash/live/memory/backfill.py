@@ -34,6 +34,8 @@ class OlderCrawls:
         return (oldest is None or timestamp < oldest) and not self.presence.has(timestamp)
 
     def add(self, timestamp: int, addresses: Sequence[str]) -> None:
+        if not self.timestamps:  # the run begins: below the oldest known now
+            self.top = self.presence.next_older_slot()
         slot = self.top - len(self.timestamps)
         now = set(addresses)
         for address in now - self._previous:

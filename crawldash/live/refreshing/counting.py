@@ -117,15 +117,24 @@ class Counting:
             )
             async with lock if lock is not None else contextlib.nullcontext():
                 if not older.takes(timestamp) or len(older) == OLDER_AT_ONCE:
-                    changed |= await older.publish(self.state.history.holds)
+                    changed |= await self._publish(older)
                     older = OlderCrawls(self.state.presence)
                 if older.takes(timestamp):
                     changed |= self.state.record_older(entry, counted.addresses, older)
                 else:
                     changed |= await self.state.record_crawl(entry, counted.addresses)
         async with lock if lock is not None else contextlib.nullcontext():
-            changed |= await older.publish(self.state.history.holds)
+            changed |= await self._publish(older)
         return changed
+
+    async def _publish(self, older: OlderCrawls) -> bool:
+        """Publish a run of older crawls; if the presence refused it (another count added
+        older crawls, or the oldest were forgotten, since the run began), its crawls have
+        a point but no membership: they are counted again, as ``publish`` promises."""
+        if await older.publish(self.state.history.holds):
+            return True
+        self.uncounted.update(older.timestamps)  # update() drops those known or not kept
+        return False
 
     async def _read_in_order(
         self, listing: Listing, timestamps: list[int]

@@ -97,6 +97,7 @@ class Refresher:
         self._listing: Listing | None = None
         self._listed_at = -FULL_LISTING_SECONDS  # when the folder was last listed whole
         self._more_to_count = asyncio.Event()
+        self._batch_under_way = False  # keep_counting is counting older crawls
 
     def restore_history(self) -> None:
         """The history and presence indexes, whole: a point is never dropped because the
@@ -153,7 +154,8 @@ class Refresher:
             if count_bytes is not None:
                 sizes = accumulate(listing.snapshots[t][1].size for t in counted)
                 counted = [t for t, size in zip(counted, sizes, strict=True) if size <= count_bytes]
-            await self._count(listing, counted)
+            if not self._batch_under_way:  # else the batch counts them: a run of older
+                await self._count(listing, counted)  # crawls published under it is refused
             for observe in self.observers:
                 observe(time.perf_counter() - started)
 
@@ -166,7 +168,11 @@ class Refresher:
             listing = self._listing
             if listing is not None:
                 pending = self.counting.update(listing, ())
-                await self._count(listing, pending[:COUNT_BATCH], self._lock)
+                self._batch_under_way = True
+                try:
+                    await self._count(listing, pending[:COUNT_BATCH], self._lock)
+                finally:
+                    self._batch_under_way = False
             await asyncio.sleep(0)  # let requests and refreshes in between batches
 
     async def _count(
