@@ -119,7 +119,7 @@ def build_network(settings: Settings, folder: NetworkFolder, shared: Shared) -> 
 
     handlers = route_table(
         latest,
-        HistoryRoutes(state, latest.until_next_crawl),
+        HistoryRoutes(state, latest.until_next_crawl, max_bytes=settings.history_answers),
         NodeRoutes(state, latest.until_next_crawl, links=shared.links),
         Presences(state),
         V1(state, Archive(data_dir, load_older), latest.until_next_crawl, links=shared.links),

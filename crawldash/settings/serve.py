@@ -83,6 +83,13 @@ class Settings:
     )
     port: int = option(8080, "port to listen on", whole_number(1, 65535))
     history_size: int = option(8640, "crawls kept in the history", whole_number(1, 10_000_000))
+    history_answers: int = option(
+        64 * 1024**2,
+        "bytes of `/api/history` answers kept until the next crawl, for repeated queries "
+        "(bytes, or with K, M, G); the least recently asked for are given up first",
+        byte_size,
+        shown="`64M`",
+    )
     stale_after: int | None = option(
         None,
         "seconds after which the snapshot is stale",

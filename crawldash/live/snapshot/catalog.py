@@ -5,7 +5,8 @@ crosses to the serving process as a few large objects, not one per node and fiel
 a snapshot over holds the serving process's GIL for as long as unpickling it takes. Numbers
 are arrays; text with few distinct values (networks, countries, providers, user agents) is
 an array of codes into a tuple of values; the search text and the CSV records are one
-string and one bytes object each, with offsets. A query is a few passes of comprehensions
+string and one bytes object each, with offsets. A text cell a spreadsheet would run as a
+formula is written with a leading ``'`` (``csv_safe``). A query is a few passes of comprehensions
 over these columns in an order sorted once per crawl, made STEP nodes at a time: a
 generator that yields between two steps, so that a query of a large crawl never holds the
 serving process's event loop for long.
@@ -43,6 +44,8 @@ FIELDS = (
 CSV_HEADER = ",".join(("address", *FIELDS)).encode() + b"\r\n"
 SORTS = ("address", "user_agent", "version", "height", "connected_since", "country")
 STEP = 4096  # nodes a query examines between two yields: a fraction of a millisecond
+# What makes a spreadsheet read a cell as a formula (OWASP's list for CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 Steps = Generator[None, None, list[int]]  # yields between steps, returns the positions
 Test = Callable[[Iterable[int]], list[int]]  # keeps the positions that pass, in order
@@ -253,9 +256,30 @@ def _searchable(address: str, row: NodeRow) -> str:
 def _csv_lines(addresses: list[str], rows: list[NodeRow]) -> list[bytes]:
     """Each node's CSV record, ended by CRLF, written by the csv module (RFC 4180: a field
     quoted where it holds a comma, a quote or a line break; floats by ``repr``; None
-    empty), whose writer hands over one record per ``write``."""
+    empty), whose writer hands over one record per ``write``; text made ``csv_safe``."""
     records: list[str] = []
     writer = csv.writer(SimpleNamespace(write=records.append), lineterminator="\r\n")
     astuple = msgspec.structs.astuple
-    writer.writerows((address, *astuple(row)) for address, row in zip(addresses, rows, strict=True))
+    writer.writerows(
+        (address, *map(_cell, astuple(row))) for address, row in zip(addresses, rows, strict=True)
+    )
     return [record.encode() for record in records]
+
+
+def csv_safe(text: str) -> str:
+    """``text`` as a CSV cell that no spreadsheet runs as a formula.
+
+    Args:
+        text: a value from a crawl (a user agent, a hostname) or a column's name.
+
+    Returns:
+        The text with a ``'`` before it where it starts with one of FORMULA_STARTS, as
+        OWASP recommends; otherwise the text itself.
+    """
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _cell(value: object) -> object:
+    """A field of a row as its CSV cell: numbers as they are (a negative latitude is a
+    number, not a formula), text made ``csv_safe``."""
+    return csv_safe(value) if isinstance(value, str) else value

@@ -1,0 +1,123 @@
+"""Answers built from the history: made in steps (generators that yield between two, so
+that a caller on the event loop lets other requests in there), and kept until the history
+changes within a budget of bytes, the least recently asked for given up first.
+
+A count of answers bounds nothing: one answer over a long history, by many values, is a
+thousand times another. A budget of bytes bounds the memory a client asking for distinct
+answers, one after another, can make the server hold.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Hashable
+from typing import Generic, TypeVar
+
+import brotli
+
+from ..bodies import BROTLI_QUALITY, GZIP_LEVEL, Representation
+
+T = TypeVar("T")
+V = TypeVar("V")
+Steps = Generator[None, None, T]  # yields between two steps, returns what was made
+# Bytes compressed between two yields: a step of compression, like a step of counting,
+# costs a fraction of the time a cheap request may wait.
+COMPRESS_STEP = 64 * 1024
+_GZIP_WRAPPER = 31  # zlib's window bits that write a gzip header and trailer
+
+
+class KeptAnswers(Generic[V]):
+    """Answers kept by what was asked, for one change count of the history at a time."""
+
+    def __init__(self, max_bytes: int, size: Callable[[V], int]) -> None:
+        """Keep answers up to ``max_bytes`` of them, each as large as ``size`` says."""
+        self.max_bytes = max_bytes
+        self._size = size
+        self._answers: OrderedDict[Hashable, V] = OrderedDict()
+        self._made_at = -1  # the history's change count the answers were made at
+        self.bytes = 0  # the size of the answers kept
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+    def get(self, ask: Hashable, changes: int) -> V | None:
+        """The answer kept for ``ask`` at the history's change count ``changes``, if any.
+
+        Args:
+            ask: what was asked (the same for the same answer).
+            changes: the history's change count now; answers of another are dropped.
+
+        Returns:
+            The answer, now the most recently asked for; None if none is kept.
+        """
+        self._follow(changes)
+        answer = self._answers.get(ask)
+        if answer is not None:
+            self._answers.move_to_end(ask)
+        return answer
+
+    def put(self, ask: Hashable, changes: int, answer: V) -> None:
+        """Keep ``answer``, made at the change count ``changes``, then give up the least
+        recently asked for until what is kept fits the budget. An answer made before the
+        history last changed is not kept: the next request makes it anew."""
+        if changes < self._made_at:
+            return
+        self._follow(changes)
+        old = self._answers.pop(ask, None)
+        if old is not None:
+            self.bytes -= self._size(old)
+        self._answers[ask] = answer
+        self.bytes += self._size(answer)
+        while self.bytes > self.max_bytes:
+            _, dropped = self._answers.popitem(last=False)
+            self.bytes -= self._size(dropped)
+
+    def _follow(self, changes: int) -> None:
+        if changes != self._made_at:
+            self._answers.clear()
+            self.bytes = 0
+            self._made_at = changes
+
+
+def body_size(answer: Representation) -> int:
+    """The bytes an answer holds: its body (its headers are a few dozen bytes)."""
+    return len(answer.body)
+
+
+def at_once(steps: Steps[T]) -> T:
+    """What ``steps`` returns, every step made at once (for callers off the event loop)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+def encoded_steps(identity: Representation, coding: str) -> Steps[Representation]:
+    """The identity representation in ``gzip`` or ``br``, compressed COMPRESS_STEP bytes a
+    step: the same codings, at the same levels, as ``bodies.encoded``.
+
+    Args:
+        identity: the uncompressed answer.
+        coding: gzip or br.
+
+    Returns:
+        The compressed representation, its ETag the identity's tagged with the coding.
+    """
+    compress: Callable[[bytes], bytes]
+    if coding == "gzip":
+        gzip = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, _GZIP_WRAPPER)
+        compress, finish = gzip.compress, gzip.flush
+    else:
+        br = brotli.Compressor(quality=BROTLI_QUALITY)
+        compress, finish = br.process, br.finish
+    body = identity.body
+    parts = []
+    for start in range(0, len(body), COMPRESS_STEP):
+        if start:
+            yield
+        parts.append(compress(body[start : start + COMPRESS_STEP]))
+    parts.append(finish())
+    tag = identity.etag.strip('"')
+    return Representation(b"".join(parts), f'"{tag}-{coding}"', identity.modified, coding)
