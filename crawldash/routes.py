@@ -12,6 +12,7 @@ from aiohttp import web
 
 from .ops.health import Health
 from .web.cors import Cors
+from .web.dashboard import NodePage
 from .web.errors import not_allowed, not_found
 from .web.events import Broadcaster
 from .web.history import HistoryRoutes
@@ -57,6 +58,7 @@ def route_table(
         "/api/v1/inv/": propagation.inv_list,
         "/api/v1/inv/{inv_hash}/": propagation.inv,
         "/api/openapi.json": latest.openapi,
+        "/nodes/{node}/": NodePage(propagation.propagation).node,
         "/api/events": events.stream,
         "/healthz": health.healthz,
         "/readyz": health.readyz,

@@ -31,6 +31,14 @@ function fmtDuration(seconds) {
   return `${(s / 3600).toFixed(1)} h`;
 }
 function fmtNumber(n) { return n == null ? "—" : n.toLocaleString(); }
+// A link to a node's page, nodes/<address>-<port>/ (bitnodes' form: IPv6 unbracketed).
+function nodeLink(address, text) {
+  const [, host, port] = address.match(/^\[?(.*?)\]?:(\d+)$/);
+  const link = document.createElement("a");
+  link.href = `nodes/${encodeURIComponent(host).replaceAll("%3A", ":")}-${port}/`;
+  link.textContent = text;
+  return link;
+}
 
 function showStatus(status) {
   $("tile-state").textContent = status.state;
@@ -155,9 +163,9 @@ async function search(event) {
     (page.count > page.results.length ? `; the first ${page.results.length}:` : ":");
   $("search-results").replaceChildren(...page.results.map((node) => {
     const li = document.createElement("li");
-    li.textContent = `${node.address}: ${node.user_agent ?? "unknown agent"}, ` +
+    li.append(nodeLink(node.address, node.address), `: ${node.user_agent ?? "unknown agent"}, ` +
       `${[node.city, node.country].filter(Boolean).join(", ") || "no location"}, ` +
-      `${node.org ?? "no provider"}, height ${node.height}`;
+      `${node.org ?? "no provider"}, height ${node.height}`);
     return li;
   }));
   document.body.dataset.searched = String(page.count);
@@ -342,6 +350,7 @@ async function check(address, again) {
   const mine = ++checks;
   const result = $("check-result");
   if (!again) {
+    $("check-page").hidden = true;
     $("check-presence").textContent = "";
     hidePresence();
     checked = null;
@@ -353,6 +362,8 @@ async function check(address, again) {
     result.textContent = answer.reachable
       ? `${answer.address} is reachable (${answer.node.user_agent ?? "unknown agent"}, height ${answer.node.height}).`
       : `${answer.address} is not in the latest crawl.`;
+    $("check-page").replaceChildren(nodeLink(answer.address, `The page of ${answer.address}`));
+    $("check-page").hidden = false;
     const p = answer.presence;
     $("check-presence").textContent = p.seen === 0
       ? `Not seen in any of the ${p.crawls.toLocaleString()} crawls held.`
@@ -368,6 +379,7 @@ async function check(address, again) {
     result.className = "error";
     result.textContent = error.message;
     if (!again) return;
+    $("check-page").hidden = true;
     $("check-presence").textContent = "";  // the re-check failed: show nothing stale
     hidePresence();
   }

@@ -8,10 +8,20 @@ from importlib import resources
 from aiohttp import web
 
 from ..live.bodies import Representation, represent
+from ..live.memory.propagation import Propagation
 from .errors import ApiError
 from .responses import respond
+from .v1.queries import node_address
 
-FILES = ("index.html", "app.js", "style.css", "vendor/uPlot.iife.min.js", "vendor/uPlot.min.css")
+FILES = (
+    "index.html",
+    "app.js",
+    "style.css",
+    "node.html",
+    "node.js",
+    "vendor/uPlot.iife.min.js",
+    "vendor/uPlot.min.css",
+)
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -47,3 +57,28 @@ class Dashboard:
             raise ApiError(404, "not_found", f"no such file: /static/{name}")
         representation, content_type = found
         return respond(request, representation, "no-cache", content_type=content_type, extra=CSP)
+
+
+# node.html's marker of a node whose latency the bridge keeps. A 404 from fetch is logged as
+# an error in the browser's console, so the page asks for the latency only where marked.
+NO_LATENCY = b'data-latency="none"'
+LATENCY_KEPT = b'data-latency="kept"'
+
+
+class NodePage:
+    """``/nodes/{address}-{port}/``: the page of one node (node.html), marked with whether
+    its latency is kept. The node is checked as ``/api/v1/nodes/{node}/`` checks it."""
+
+    def __init__(self, propagation: Propagation) -> None:
+        self.propagation = propagation
+        body = (resources.files("crawldash") / "static" / "node.html").read_bytes()
+        started = time.time()
+        self.pages = {
+            False: represent(body, started),
+            True: represent(body.replace(NO_LATENCY, LATENCY_KEPT), started),
+        }
+
+    async def node(self, request: web.Request) -> web.Response:
+        address = node_address(request.match_info["node"])  # 400 invalid_address if malformed
+        page = self.pages[self.propagation.latency_of(address) is not None]
+        return respond(request, page, "no-cache", content_type=CONTENT_TYPES[".html"], extra=CSP)

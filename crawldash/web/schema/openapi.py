@@ -115,6 +115,14 @@ def operations_beside_the_api(networks: dict[str, Any]) -> dict[str, Any]:
         "vendor/uPlot.min.css; any other is 404 not_found.",
         "schema": {"type": "string"},
     }
+    node = {
+        "name": "node",
+        "in": "path",
+        "required": True,
+        "description": "ADDRESS-PORT, as bitnodes.io's node routes take it (IPv6 without "
+        "brackets).",
+        "schema": {"type": "string"},
+    }
     return {
         "/api/networks": _operation(
             "The networks this crawldash serves, each under /n/NAME/ (the first also at /), "
@@ -134,6 +142,13 @@ def operations_beside_the_api(networks: dict[str, Any]) -> dict[str, Any]:
             "This document.", _json({"type": "object"}, "OpenAPI 3.1."), ()
         ),
         "/": _operation("The dashboard page.", _text("The page.", "text/html"), ()),
+        "/nodes/{node}/": _operation(
+            "A node's page: its state and why, its presence, latency and changes.",
+            _text("The page.", "text/html"),
+            (400,),
+            {"e400": "`invalid_address`: the node is not ADDRESS-PORT."},
+            parameters=[node],
+        ),
         "/static/{name}": _operation(
             "A file the page loads.",
             _text("The file.", "text/javascript", "text/css"),
