@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -61,6 +62,8 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
     loader = loader or LoaderClient(timeout=settings.load_timeout)
     shared = Shared(loader, Counters(), Links(settings.public_url))
     networks = [build_network(settings, folder, shared) for folder in folders]
+    for network in networks:
+        network.refresher.observers.append(_settle_heap)
     cors = Cors(settings.cors_origins) if settings.cors_origins else None
     listing = Networks([(network.name, network.state) for network in networks])
     dashboard = Dashboard()
@@ -141,6 +144,16 @@ async def _keep_network_fresh(
             _every(STATUS_POLL_SECONDS, refresher.poll_status), name=f"{name}-status"
         ),
     ]
+
+
+def _settle_heap(_seconds: float) -> None:
+    """After a refresh, what the state keeps is long-lived: one full collection now, then
+    what survives is frozen, so that the collector's full passes, which would otherwise
+    walk all of it in the middle of some request, skip it. Unfrozen first: a cycle that
+    died since the last refresh (a request under way then) is collected here, not kept."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 async def _flushed(lines: AccessLines) -> None:
