@@ -186,7 +186,7 @@ def _check_public_url(text: str, parsed: urllib.parse.SplitResult, port: int | N
     if port == 0:
         raise ValueError(f"{text!r}: port 0 is outside 1-65535")
     host = parsed.hostname or ""
-    if not (_HOST_NAME.fullmatch(host) or _is_ipv6(host)):
+    if not (_HOST_NAME.fullmatch(host) or is_ipv6(host)):
         raise ValueError(f"{text!r}: {host!r} is not a host name or an IP address")
     if not _URL_PATH.fullmatch(parsed.path):
         raise ValueError(
@@ -197,7 +197,8 @@ def _check_public_url(text: str, parsed: urllib.parse.SplitResult, port: int | N
         raise ValueError(f"{text!r} has a query or fragment; give the base URL only")
 
 
-def _is_ipv6(text: str) -> bool:
+def is_ipv6(text: str) -> bool:
+    """Whether ``text`` is an IPv6 address (unbracketed)."""
     try:
         ipaddress.IPv6Address(text)
     except ValueError:

@@ -5,12 +5,13 @@ request's network prefix (``/n/NAME``), so that a link from a network leads back
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Collection
 
 from aiohttp import hdrs, web
 from yarl import URL
+
+from ..settings.options import is_ipv6
 
 NETWORK_PATH = "/n/"  # a network's routes are all under /n/NAME/
 MAX_ORIGINS_KEPT = 64  # the Host header is the client's: keep few
@@ -72,7 +73,7 @@ def _origin_of(scheme: str, host: str) -> str | None:
     parsed = _HOST.fullmatch(host)
     if parsed is None or not _is_port(parsed["port"]):
         return None
-    if parsed["ip6"] is not None and not _is_ip6(parsed["ip6"]):
+    if parsed["ip6"] is not None and not is_ipv6(parsed["ip6"]):
         return None
     try:
         return str(URL.build(scheme=scheme, authority=host).origin())
@@ -94,14 +95,6 @@ def _connected_to(request: web.Request) -> str:
 
 def _is_port(port: str | None) -> bool:
     return port is None or 0 < int(port) <= 65535
-
-
-def _is_ip6(text: str) -> bool:
-    try:
-        ipaddress.IPv6Address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def network_prefix(path: str) -> str:
