@@ -54,11 +54,12 @@ no-data-dir:
 demo: $(RUNTIME)  ## write a realistic demo data folder to ./demo-data and serve it
 	$(BIN)/python -m crawldash demo --port $(PORT)
 
-vendor:  ## re-vendor uPlot for the dashboard from the npm registry (needs npm)
+vendor:  ## re-vendor uPlot and the map's world outlines from the npm registry (needs npm)
 	scripts/vendor-uplot.sh
+	scripts/vendor-world-atlas.sh
 
-screenshot: $(DEV)  ## remake docs/dashboard.png with the browser test
-	CRAWLDASH_SCREENSHOT=docs/dashboard.png $(BIN)/python -m pytest -q tests/test_browser.py
+screenshot: $(DEV)  ## remake docs/dashboard.png with the browser test of the demo
+	CRAWLDASH_SCREENSHOT=docs/dashboard.png $(BIN)/python -m pytest -q tests/test_map_browser.py
 
 bench: $(DEV)  ## measure against a naive server, aiohttp's ceiling and nginx; writes BENCHMARKS.md
 	$(BIN)/python -m compileall -q crawldash  # its bytecode cached, as pip's install does

@@ -12,7 +12,6 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 from . import __version__
@@ -188,9 +187,9 @@ def _check_networks(settings: Settings, given: argparse.Namespace) -> None:
 
 
 def run_demo(demo: DemoSettings, settings: Settings) -> int:
-    from .tools.demo import write_demo  # serve's start-up does without it
+    from .tools.demo import served, write_showcase  # serve's start-up does without it
 
-    data_dir, state_dir = write_demo(
+    written = write_showcase(
         demo.dir,
         nodes=demo.nodes,
         crawls=demo.days * 144,
@@ -198,7 +197,7 @@ def run_demo(demo: DemoSettings, settings: Settings) -> int:
         seed=demo.seed,
     )
     if not demo.no_serve:
-        serve(replace(settings, data_dir=data_dir, state_dir=state_dir))
+        serve(served(written, settings))
     return 0
 
 

@@ -17,6 +17,7 @@ from .web.errors import not_allowed, not_found
 from .web.events import Broadcaster
 from .web.history import HistoryRoutes
 from .web.latest import Latest
+from .web.map import MapRoutes
 from .web.nodes import NodeRoutes
 from .web.presence import Presences
 from .web.v1.listings import V1
@@ -36,6 +37,7 @@ def route_table(
     propagation: V1Propagation,
     events: Broadcaster,
     health: Health,
+    places: MapRoutes,
 ) -> Table:
     """A network's own routes (those of the whole service are added by ``service_routes``)."""
     return {
@@ -46,6 +48,7 @@ def route_table(
         "/api/check": presences.check,
         "/api/breakdown": nodes.breakdown,
         "/api/nodes": nodes.nodes,
+        "/api/map": places.map,
         "/api/presence": presences.presence,
         "/api/changes": presences.changes,
         "/api/profile": presences.profile,

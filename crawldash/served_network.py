@@ -34,6 +34,7 @@ from .web.events import Broadcaster
 from .web.history import HistoryRoutes
 from .web.latest import Latest
 from .web.links import Links
+from .web.map import MapRoutes
 from .web.nodes import NodeRoutes
 from .web.presence import Presences
 from .web.schema.openapi import build_openapi
@@ -126,6 +127,7 @@ def build_network(settings: Settings, folder: NetworkFolder, shared: Shared) -> 
         V1Propagation(propagation, links=shared.links),
         events,
         health,
+        MapRoutes(state, latest.until_next_crawl),
     )
     watches = tuple(parse_address(address) for address in folder.watches)
     watched = WatchedNetwork(

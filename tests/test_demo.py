@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import ipaddress
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from crawldash import cli
 from crawldash.app import create_app
 from crawldash.crawl.address import network_of
 from crawldash.settings.serve import Settings
 from crawldash.tools.fake_crawler import Crawl, generate_crawls, status_json
+
+from .process import free_port, wait_until
 
 END = 1_795_400_400
 
@@ -104,3 +114,69 @@ async def test_demo_command_writes_a_folder_that_serves_a_week(aiohttp_client, t
     node = await (await client.get(f"/api/v1/nodes/{host.strip('[]')}-{port}/")).json()
     assert node["status"] == "UP"
     assert node["data"] == snapshot["nodes"][address]
+
+
+def test_demo_writes_what_the_bridge_and_a_second_network_give(tmp_path: Path):
+    """Kept propagation and latency, attempts and crawl files, read back by the code that
+    serves them; a second network beside the first."""
+    from crawldash.crawl.attempts import crawl_attempts, read_kept
+    from crawldash.crawl.propagation import read_blocks, read_latency
+    from crawldash.crawl.reached import newest_not_after, read_reached
+    from crawldash.tools.demo import served, write_showcase
+
+    demo = write_showcase(tmp_path, nodes=400, crawls=20, keep_files=3, seed=1)
+    (first, data_dir), (second, second_dir) = demo.networks
+    assert (first, second) == ("mainnet", "testnet4")
+    newest = max(int(p.stem) for p in data_dir.glob("1*.json"))
+    assert len(list(second_dir.glob("1*.json"))) == 3
+    blocks = read_blocks(demo.bridge_dir)
+    assert blocks is not None
+    assert len(blocks.blocks) == 288
+    assert [b.first_seen for b in blocks.blocks] == sorted(
+        (b.first_seen for b in blocks.blocks), reverse=True
+    )
+    assert all(0 < b.p50 <= b.p90 <= b.max and len(b.head) == 10 for b in blocks.blocks)
+    latency = read_latency(demo.bridge_dir)
+    assert latency is not None
+    assert latency.as_of == newest // 600
+    assert len(latency.nodes) >= 400 // 12
+    paired = newest_not_after(demo.crawl_dir, newest)
+    assert paired is not None
+    reached = read_reached(paired[1], paired[0], 10**8)
+    snapshot = msgspec.json.decode((data_dir / f"{newest}.json").read_bytes())
+    exported = {f"[{r[0]}]:{r[1]}" if ":" in r[0] else f"{r[0]}:{r[1]}" for r in snapshot}
+    assert exported < reached.addresses  # and some reached but not held
+    kept = read_kept(demo.bridge_dir)
+    assert kept is not None
+    attempts = crawl_attempts(kept, paired[0])
+    assert attempts is not None
+    assert attempts.timestamp == paired[0]
+    assert attempts.complete
+    assert attempts.reached == reached.addresses < attempts.tried  # and some failed
+    assert attempts.rules.exclude_nodes
+    settings = served(demo, Settings())
+    assert [f.name for f in settings.folders] == ["mainnet", "testnet4"]
+    assert settings.folders[0].propagation_dir == demo.bridge_dir
+    assert settings.folders[0].crawl_dir == demo.crawl_dir
+
+
+@pytest.mark.slow
+def test_make_demo_answers_within_20_seconds(tmp_path: Path):
+    """``make demo``'s command, at its default size (15,000 nodes, a week of crawls), writes
+    its folders and serves the map, propagation and both networks within 20 s."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "crawldash", "demo", "--dir", str(tmp_path), "--port"]
+    started = time.monotonic()
+    demo = subprocess.Popen([*command, str(port)], stderr=subprocess.PIPE, text=True)
+    try:
+        for path in ("/api/map", "/api/v1/inv/", "/n/testnet4/api/map"):
+            wait_until(partial(urllib.request.urlopen, base + path, timeout=2), within=20)
+        took = time.monotonic() - started
+        mapped = json.load(urllib.request.urlopen(base + "/api/map"))
+    finally:
+        demo.send_signal(signal.SIGINT)
+        _, stderr = demo.communicate(timeout=15)
+    assert took < 20, took
+    assert mapped["total_nodes"] > 14_000
+    assert demo.returncode == 0, stderr

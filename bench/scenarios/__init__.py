@@ -19,6 +19,7 @@ from bench.scenarios import (
     endpoints,
     freshness,
     heavy_queries,
+    map,
     memory,
     naive,
     networks,
@@ -48,6 +49,7 @@ ORDER: tuple[ModuleType, ...] = (
     bridge_propagation,
     attempts,
     networks,
+    map,
 )
 
 

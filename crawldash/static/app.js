@@ -2,7 +2,8 @@
 // crawldash dashboard: tiles from /api/status and /api/changes, charts from /api/history
 // (reachable nodes, and shares over time) with /api/unique's distinct nodes,
 // a check form with the node's presence from /api/presence, and live updates from
-// /api/events. No framework; uPlot draws the chart.
+// /api/events. No framework; uPlot draws the chart. map.js draws the map and
+// propagation.js block propagation, with the helpers defined here.
 // Every URL is relative (no leading slash), so that the page works wherever it is served:
 // at /, at /n/NAME/ (one network of several) and behind a proxy at a sub-path.
 const NETWORKS = ["ipv4", "ipv6", "onion", "i2p", "cjdns"];
@@ -147,7 +148,12 @@ async function refreshBreakdowns() {
 async function search(event) {
   if (event) event.preventDefault();
   const q = $("search").value.trim();
-  const query = q ? `q=${encodeURIComponent(q)}` : "";
+  await listNodes(q ? `q=${encodeURIComponent(q)}` : "", "match");
+}
+
+// The nodes of /api/nodes?QUERY, the first 20 listed, every one in the CSV link; `what`
+// ends the count's sentence ("match", or "in Germany (DE)" from the map).
+async function listNodes(query, what) {
   $("csv-link").href = `api/nodes?${query}${query ? "&" : ""}format=csv`;
   let page;
   try {
@@ -159,7 +165,7 @@ async function search(event) {
     return;
   }
   $("search-count").className = "";
-  $("search-count").textContent = `${page.count.toLocaleString()} nodes match` +
+  $("search-count").textContent = `${page.count.toLocaleString()} nodes ${what}` +
     (page.count > page.results.length ? `; the first ${page.results.length}:` : ":");
   $("search-results").replaceChildren(...page.results.map((node) => {
     const li = document.createElement("li");
@@ -420,41 +426,6 @@ async function showPresence(address) {
   strip.hidden = $("presence-legend").hidden = $("presence-summary").hidden = runs.length === 0;
 }
 
-// Block propagation, from bitnodes' Redis through the bridge: hidden without the data.
-function fmtDelay(ms) { return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`; }
-
-async function refreshPropagation() {
-  const page = await getJSON("api/v1/inv/?limit=10");
-  $("propagation").hidden = page.count === 0;
-  $("blocks").querySelector("tbody").replaceChildren(...page.results.map((block) => {
-    const row = document.createElement("tr");
-    const cell = (text) => { const td = document.createElement("td"); td.className = "n"; td.textContent = text; return td; };
-    const name = document.createElement("td");
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "link";
-    button.textContent = `…${block.inv_hash.slice(-12)}`;
-    button.title = `${block.inv_hash}, first announced ${fmtTime(Math.floor(block.first_seen / 1000))}`;
-    button.addEventListener("click", () => showHead(block.inv_hash).catch(report));
-    name.append(button);
-    row.append(name, cell(fmtNumber(block.nodes)), cell(fmtDelay(block["50%"])), cell(fmtDelay(block["90%"])));
-    return row;
-  }));
-  document.body.dataset.blocks = String(page.results.length);
-}
-
-async function showHead(hash) {
-  const answer = await getJSON(`api/v1/inv/${hash}/`);
-  const first = answer.stats.head.length ? answer.stats.head[0][1] : 0;
-  $("block-head-title").textContent = `The first announcements of block ${hash}:`;
-  $("block-head-list").replaceChildren(...answer.stats.head.map(([address, ms]) => {
-    const item = document.createElement("li");
-    item.textContent = `${address}, +${fmtDelay(ms - first)}`;
-    return item;
-  }));
-  $("block-head").hidden = false;
-}
-
 // The checked node's latency, when the bridge keeps it: the last day's mean round trip.
 async function showLatency(address) {
   const line = $("check-latency");
@@ -499,7 +470,8 @@ function listen() {
     refreshBreakdowns().catch(report);
     refreshChurn().catch(report);
     if (checked) check(checked, true).catch(report);
-    refreshPropagation().catch(report);
+    refreshPropagation().catch(report);  // propagation.js
+    refreshMap().catch(report);  // map.js
   });
 }
 
@@ -579,8 +551,7 @@ refreshUnique().catch(report);
 refreshHeadline().catch(report);
 refreshBreakdowns().catch(report);
 refreshChurn().catch(report);
-refreshPropagation().catch(report);
-refreshNetworks().catch(report);
+refreshNetworks().catch(report);  // map.js and propagation.js draw theirs as they load
 listen();
 setInterval(() => {  // the ages tick between crawls
   refreshStatus().catch(report);

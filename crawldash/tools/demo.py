@@ -6,6 +6,7 @@ import logging
 import os
 import time
 from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import msgspec
@@ -20,10 +21,65 @@ from ..live.memory.index_files import HistoryStore, PresenceStore
 from ..live.memory.presence import BASE_SLOT, Presence
 from ..live.memory.tallies import KEYS, Values
 from ..models import ExportRow
+from ..settings.serve import Settings
 from .fake_crawler import Crawl, generate_crawls, status_json, tip_height
+from .sample_bridge import write_bridge
 
 log = logging.getLogger(__name__)
 INTERVAL = 600
+NETWORK, SECOND_NETWORK = "mainnet", "testnet4"  # the demo's networks, the first also at /
+SECOND_SHARE = 30  # the second network has this many times fewer nodes
+SECOND_CRAWLS, SECOND_FILES = 288, 6  # two days of it, its newest six crawls as files
+
+
+@dataclass(frozen=True)
+class Demo:
+    """The folders a demo wrote: each network's crawls, the state folder they share,
+    and the first network's bridge folder and bitnodes crawl folder."""
+
+    networks: tuple[tuple[str, Path], ...]
+    state_dir: Path
+    bridge_dir: Path
+    crawl_dir: Path
+
+
+def write_showcase(directory: Path, *, nodes: int, crawls: int, keep_files: int, seed: int) -> Demo:
+    """Everything ``crawldash demo`` shows: ``write_demo``'s folder, the bridge's kept
+    propagation, latency and attempts with bitnodes' crawl files beside them
+    (``sample_bridge.py``), and a second, smaller network, so that the page has a switcher.
+
+    Args:
+        directory: where to write (``data/``, ``state/``, ``bridge/``, ``crawl/`` and the
+            second network's folder inside).
+        nodes: in the first network's newest crawl.
+        crawls: of the first network, one every INTERVAL, ending now.
+        keep_files: its newest crawls left as files.
+        seed: of the generator.
+
+    Returns:
+        The folders, for ``served``.
+    """
+    state_dir, end = directory / "state", int(time.time()) // INTERVAL * INTERVAL
+    kept = write_crawls(directory / "data", state_dir, nodes, crawls, keep_files, seed, end)
+    write_bridge(directory / "bridge", directory / "crawl", kept, seed)
+    second = directory / SECOND_NETWORK
+    second_crawls, second_files = min(crawls, SECOND_CRAWLS), min(keep_files, SECOND_FILES)
+    small = max(10, nodes // SECOND_SHARE)
+    write_crawls(second, state_dir, small, second_crawls, second_files, seed + 1, end)
+    networks = ((NETWORK, directory / "data"), (SECOND_NETWORK, second))
+    return Demo(networks, state_dir, directory / "bridge", directory / "crawl")
+
+
+def served(demo: Demo, settings: Settings) -> Settings:
+    """``settings`` serving the demo's networks and folders."""
+    first = demo.networks[0][0]
+    return replace(
+        settings,
+        state_dir=demo.state_dir,
+        networks=demo.networks,
+        network_propagation_dirs=((first, demo.bridge_dir),),
+        network_crawl_dirs=((first, demo.crawl_dir),),
+    )
 
 
 def write_demo(
@@ -42,11 +98,27 @@ def write_demo(
     folders.
     """
     data_dir, state_dir = directory / "data", directory / "state"
+    write_crawls(data_dir, state_dir, nodes, crawls, keep_files, seed, end)
+    return data_dir, state_dir
+
+
+def write_crawls(
+    data_dir: Path,
+    state_dir: Path,
+    nodes: int,
+    crawls: int,
+    keep_files: int,
+    seed: int,
+    end: int | None = None,
+) -> list[Crawl]:
+    """``write_demo``'s work, into the folders given (several networks share a state
+    folder). Returns the crawls written as files, oldest first."""
     data_dir.mkdir(parents=True, exist_ok=True)
     _remove_old_crawls(data_dir)
     end = end if end is not None else int(time.time()) // INTERVAL * INTERVAL
     started = time.monotonic()
     pruned = _PrunedCrawls()
+    kept: list[Crawl] = []
     for index, crawl in enumerate(
         generate_crawls(nodes=nodes, crawls=crawls, interval=INTERVAL, end=end, seed=seed)
     ):
@@ -56,18 +128,19 @@ def write_demo(
         path = data_dir / f"{crawl.timestamp}.json"
         write_atomically(path, crawl.body())
         os.utime(path, (crawl.timestamp, crawl.timestamp))
+        kept.append(crawl)
     HistoryStore.for_data_dir(state_dir, data_dir).save(pruned.kept())
     PresenceStore.for_data_dir(state_dir, data_dir).save(encode_presence(pruned.presence()))
     write_atomically(data_dir / STATUS_NAME, status_json(end=end, seed=seed))
     log.info(
         "demo written dir=%s crawls=%d files=%d nodes=%d seconds=%.1f",
-        directory,
+        data_dir,
         crawls,
         min(crawls, keep_files),
         nodes,
         time.monotonic() - started,
     )
-    return data_dir, state_dir
+    return kept
 
 
 class _PrunedCrawls:

@@ -21,11 +21,16 @@ FILES = (
     "node.js",
     "vendor/uPlot.iife.min.js",
     "vendor/uPlot.min.css",
+    "map.js",
+    "propagation.js",
+    "vendor/countries-110m.json",
+    "vendor/iso-3166-codes.json",
 )
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
 }
 # Everything the page loads comes from crawldash itself: it works on an offline network.
 CSP = {

@@ -22,6 +22,7 @@ from ...models import ApiSnapshot
 from ..bodies import Representation, compressed, represent
 from .breakdown import PreparedBreakdown, prepare_breakdowns
 from .catalog import NodeCatalog
+from .map import PreparedMap, prepare_map
 
 _encoder = msgspec.json.Encoder()
 
@@ -74,6 +75,7 @@ class PreparedSnapshot:
     breakdowns: dict[str, PreparedBreakdown]  # by key: network, country, asn, ...
     catalog: NodeCatalog  # the nodes as columns, for /api/nodes
     version: FileVersion  # of the file as it was read
+    map: PreparedMap  # the nodes grouped by place, for /api/map
 
     @classmethod
     def prepare(cls, snapshot: Snapshot, version: FileVersion) -> PreparedSnapshot:
@@ -104,6 +106,7 @@ class PreparedSnapshot:
                 breakdowns,
                 catalog,
                 version,
+                prepare_map(snapshot.timestamp, snapshot.nodes, network, modified),
             )
 
 

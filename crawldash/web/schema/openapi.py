@@ -31,6 +31,7 @@ from ...models import (
 )
 from .events import events_response
 from .history import history_operations
+from .map import map_operations
 from .nodes import network_operations
 from .presence import presence_operations
 from .v1 import propagation_operations, v1_operations
@@ -231,6 +232,7 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
             r":\d{1,5}$",
         },
     }
+    map_paths, map_components = map_operations(_json, _errors, REF)
     paths = {
         "/api/snapshot": _operation(
             "The latest crawl in the bitnodes API v1 shape (br, gzip or identity).",
@@ -252,6 +254,7 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
             parameters=[address],
         ),
         **network_operations(breakdown, node, _json, _errors),
+        **map_paths,
         **presence_operations(run, changes, profile, address, limit, _json, _errors),
         **v1_operations(v1_list, snapshot, v1_status, v1_nodes, _json, _errors),
         **propagation_operations(inv_list, inv, latency, _json, _errors),
@@ -270,5 +273,5 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
         },
         "servers": [{"url": server}],
         "paths": paths,
-        "components": {"schemas": components},
+        "components": {"schemas": {**components, **map_components}},
     }

@@ -1,0 +1,219 @@
+"""The latest crawl's nodes on a map (``/api/map``), prepared in the loader process: nodes
+grouped by their coordinates rounded to ``DECIMALS`` places, each group's JSON once, the
+answer in every coding, and what a ``match`` on the user agent needs.
+
+A node is mapped when its row places it: not an overlay network (onion, i2p and cjdns
+have no place; bitnodes writes them at 0.0, 0.0), with finite coordinates in range, and
+not at 0.0, 0.0 without a country (how bitnodes' export writes an unknown location).
+Every other node is counted in ``not_mapped`` by its reason, never dropped.
+
+A ``match`` (the user agents that hold a text, in any case, as ``/api/history``'s) is
+answered from a tally made here: the crawl's distinct user agents, and for each the groups
+of its nodes. A request then reads only the agents that match and their nodes, and its
+answer is kept, a bounded number per crawl.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import msgspec
+
+from ...models import NodeRow
+from ..bodies import Representation, compressed, encoded, represent
+
+DECIMALS = 1  # 0.1 degree: about 11 km, finer than a world map shows and coarser than GeoIP
+OVERLAYS = ("onion", "i2p", "cjdns")
+NOT_MAPPED = (*OVERLAYS, "no_coordinates", "unknown_location")
+MAX_MATCHES_KEPT = 32  # answers with a match kept per crawl; past that the cache starts again
+_encoder = msgspec.json.Encoder()
+
+
+class MapGroup(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The nodes at one rounded place: how many, by network, the most common country and
+    city among them, and (with a match) how many run a matching user agent."""
+
+    latitude: float
+    longitude: float
+    nodes: int
+    ipv4: int
+    ipv6: int
+    country: str | None
+    place: str | None
+    matched: int | None = None
+
+
+class NotMapped(msgspec.Struct, frozen=True):
+    """The nodes not on the map, by why: their network has no place, their row has no
+    usable coordinates (missing, out of range), or it is at 0.0, 0.0 with no country."""
+
+    onion: int
+    i2p: int
+    cjdns: int
+    no_coordinates: int
+    unknown_location: int
+
+
+class MapBody(msgspec.Struct, frozen=True, omit_defaults=True):
+    """``/api/map``: the groups, most nodes first; ``countries`` counts every node with a
+    country (as ``/api/breakdown?by=country`` does), for shading by share."""
+
+    timestamp: int
+    total_nodes: int
+    mapped: int
+    not_mapped: int
+    not_mapped_by: NotMapped
+    countries: dict[str, int]
+    groups: list[MapGroup]
+    match: str | None = None  # the text asked for, as given
+    matched: int | None = None  # mapped nodes whose user agent holds it
+
+
+@dataclass(frozen=True)
+class PreparedMap:
+    """One crawl's map: the answer without a match, and what an answer with one needs."""
+
+    head: bytes  # the object's fields before ``groups``, without the closing brace
+    groups: list[bytes]  # each group's JSON, in the answer's order
+    agents: list[str]  # the distinct user agents of mapped nodes, lowercased
+    agent_groups: list[array[int]]  # per agent: the group of each of its nodes
+    modified: float
+    default: dict[str, Representation]  # the answer without a match, by coding
+    _matched: dict[str, dict[str, Representation]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def body(self, match: str | None, coding: str) -> Representation:
+        """The answer, with each group's ``matched`` count when ``match`` is given; such an
+        answer is compressed in the codings asked for only."""
+        if match is None:
+            return self.default[coding]
+        found = self._matched.get(match)
+        if found is None:
+            if len(self._matched) >= MAX_MATCHES_KEPT:
+                self._matched.clear()
+            identity = represent(self._join(match), self.modified)
+            found = self._matched[match] = {"identity": identity}
+        body = found.get(coding)
+        if body is None:
+            body = found[coding] = encoded(found["identity"], coding)
+        return body
+
+    def _join(self, match: str | None) -> bytes:
+        if match is None:
+            return _joined(self.head, self.groups)
+        lowered, counts = match.lower(), Counter[int]()
+        for agent, at in zip(self.agents, self.agent_groups, strict=True):
+            if lowered in agent:
+                counts.update(at)
+        groups = [b'%s,"matched":%d}' % (g[:-1], counts[i]) for i, g in enumerate(self.groups)]
+        extra = _encoder.encode({"match": match, "matched": sum(counts.values())})
+        return _joined(self.head + b"," + extra[1:-1], groups)
+
+
+def _joined(head: bytes, groups: list[bytes]) -> bytes:
+    return head + b',"groups":[' + b",".join(groups) + b"]}"
+
+
+def where(row: NodeRow, network: str) -> str | tuple[float, float]:
+    """A node's rounded place, or why it has none (one of NOT_MAPPED)."""
+    if network in OVERLAYS:
+        return network
+    latitude, longitude = row.latitude, row.longitude
+    if (
+        latitude is None
+        or longitude is None
+        or not (math.isfinite(latitude) and math.isfinite(longitude))
+        or not (-90 <= latitude <= 90 and -180 <= longitude <= 180)
+    ):
+        return "no_coordinates"
+    if latitude == 0 and longitude == 0 and not row.country:
+        return "unknown_location"
+    return round(latitude, DECIMALS) + 0.0, round(longitude, DECIMALS) + 0.0  # no -0.0
+
+
+@dataclass
+class _Place:
+    nodes: int = 0
+    ipv6: int = 0
+    countries: Counter[str] = field(default_factory=Counter)
+    cities: Counter[str] = field(default_factory=Counter)
+
+
+def prepare_map(
+    timestamp: int, nodes: Mapping[str, NodeRow], networks: Mapping[str, str], modified: float
+) -> PreparedMap:
+    """The map of a crawl; the loader process runs it.
+
+    Args:
+        timestamp: the crawl's.
+        nodes: its nodes by canonical address.
+        networks: each address's network (``crawl.breakdown.networks_of``).
+        modified: when the crawl's file was written, for Last-Modified.
+
+    Returns:
+        The map, its answer without a match encoded in every coding.
+    """
+    places: dict[tuple[float, float], _Place] = {}
+    unplaced: Counter[str] = Counter()
+    countries: Counter[str] = Counter()
+    agents_at: dict[str, list[tuple[float, float]]] = {}
+    for address, row in nodes.items():
+        if row.country:
+            countries[row.country] += 1
+        spot = where(row, networks[address])
+        if isinstance(spot, str):
+            unplaced[spot] += 1
+            continue
+        place = places.get(spot)
+        if place is None:
+            place = places[spot] = _Place()
+        place.nodes += 1
+        place.ipv6 += networks[address] == "ipv6"
+        if row.country:
+            place.countries[row.country] += 1
+        if row.city:
+            place.cities[row.city] += 1
+        agents_at.setdefault((row.user_agent or "").lower(), []).append(spot)
+    order = sorted(places, key=lambda spot: (-places[spot].nodes, spot))
+    position = {spot: i for i, spot in enumerate(order)}
+    groups = [_group(spot, places[spot]) for spot in order]
+    not_mapped = NotMapped(*(unplaced[reason] for reason in NOT_MAPPED))
+    mapped = len(nodes) - sum(unplaced.values())
+    head = MapBody(
+        timestamp,
+        len(nodes),
+        mapped,
+        len(nodes) - mapped,
+        not_mapped,
+        dict(sorted(countries.items(), key=lambda item: (-item[1], item[0]))),
+        [],
+    )
+    encoded_head = _encoder.encode(head).removesuffix(b',"groups":[]}')
+    agents = sorted(agents_at)
+    agent_groups = [array("I", (position[spot] for spot in agents_at[a])) for a in agents]
+    encoded = [_encoder.encode(group) for group in groups]
+    default = compressed(represent(_joined(encoded_head, encoded), modified))
+    return PreparedMap(encoded_head, encoded, agents, agent_groups, modified, default)
+
+
+def _group(spot: tuple[float, float], place: _Place) -> MapGroup:
+    return MapGroup(
+        spot[0],
+        spot[1],
+        place.nodes,
+        place.nodes - place.ipv6,
+        place.ipv6,
+        _most_common(place.countries),
+        _most_common(place.cities),
+    )
+
+
+def _most_common(counts: Counter[str]) -> str | None:
+    """The most common value, the first by name on a tie: rows come in a fresh order
+    each crawl, and the name must not change with it."""
+    return min(counts.items(), key=lambda item: (-item[1], item[0]))[0] if counts else None
