@@ -97,6 +97,7 @@ def expected_stats(announced: list[tuple[str, int]]) -> dict[str, Any]:
     times = sorted(ms for _, ms in announced)
     delays = [ms - times[0] for ms in times]
     deciles = statistics.quantiles(delays, n=10, method="inclusive")
+    steps = [0, *statistics.quantiles(delays, n=20, method="inclusive"), delays[-1]]
     return {
         "head": [list(entry) for entry in announced[:10]],
         "min": 0,
@@ -105,6 +106,7 @@ def expected_stats(announced: list[tuple[str, int]]) -> dict[str, Any]:
         "std": pytest.approx(statistics.pstdev(delays), abs=1e-3),
         "50%": pytest.approx(deciles[4], abs=1e-3),
         "90%": pytest.approx(deciles[8], abs=1e-3),
+        "ecdf": [[round(delay), 5 * step] for step, delay in enumerate(steps)],
     }
 
 

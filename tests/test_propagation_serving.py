@@ -7,7 +7,10 @@ import asyncio
 from array import array
 from pathlib import Path
 
+import msgspec
+
 from crawldash.crawl.propagation import (
+    BLOCKS_FILE,
     LATENCY_FILE,
     Block,
     BlocksFile,
@@ -100,6 +103,25 @@ async def test_inv_pages_bodies_and_what_is_not_served(serve: Serve, tmp_path: P
         return page["count"] == 1
 
     await eventually(six)
+
+
+async def test_a_block_kept_before_its_curve_is_served_without_one(serve: Serve, tmp_path: Path):
+    """A blocks file from a bridge that kept no curve (nine fields a block) still loads; its
+    blocks answer without ``ecdf``, and a block with a curve answers it as [ms, percent]."""
+    kept = tmp_path / "kept"
+    curve = list(range(0, 2100, 100))  # the delay at each 5%: 0 ms to 2,000 ms
+    write_blocks(kept, BlocksFile(0, [msgspec.structs.replace(block(8), curve=curve), block(7)]))
+    older = msgspec.msgpack.decode((kept / BLOCKS_FILE).read_bytes())
+    older["blocks"][1] = older["blocks"][1][:9]  # as an older bridge wrote it
+    (kept / BLOCKS_FILE).write_bytes(msgspec.msgpack.encode(older))
+    client = await serve(propagation_dir=kept)
+    with_curve = await (await client.get(f"/api/v1/inv/{8:064x}/")).json()
+    assert with_curve["stats"]["ecdf"][:2] == [[0, 0], [100, 5]]
+    assert with_curve["stats"]["ecdf"][-1] == [2000, 100]
+    assert len(with_curve["stats"]["ecdf"]) == 21
+    without = await (await client.get(f"/api/v1/inv/{7:064x}/")).json()
+    assert without["stats"]["head"][0] == ["203.0.113.1:8333", 1_700_004_200_000]
+    assert "ecdf" not in without["stats"]
 
 
 async def test_a_broken_file_keeps_the_last_good_data(serve: Serve, tmp_path: Path):

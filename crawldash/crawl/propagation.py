@@ -42,6 +42,7 @@ BLOCKS_FILE = "blocks.msgpack"
 LATENCY_FILE = "latency.msgpack"
 CELL_BYTES = 12  # bucket, count and sum, each a 32-bit integer
 HEAD_SIZE = 10  # announcements in a block's head, as bitnodes.io shows
+CURVE_STEPS = 20  # a block's curve: its delays at every 5% of the nodes that announced it
 TEN_MINUTES = 600
 BUCKET_UNITS = {"daily": 1, "weekly": 6, "monthly": 36}  # in 10-minute buckets
 BUCKETS_SHOWN = {"daily": 144, "weekly": 168, "monthly": 120}  # a day, a week, 30 days
@@ -57,7 +58,9 @@ T = TypeVar("T")
 class Block(msgspec.Struct, frozen=True, array_like=True):
     """What is kept of one block's announcements: the earliest time (ms since the epoch),
     how many nodes announced it, the delay statistics in ms after the earliest (the
-    earliest included, at 0) and the first announcements, earliest first."""
+    earliest included, at 0) and the first announcements, earliest first. ``curve`` is
+    the delay (ms, rounded) by which each 5% of the nodes had announced it, 0% to 100%,
+    for the block's ECDF; files written before it was kept have none."""
 
     hash: str
     first_seen: int
@@ -68,6 +71,7 @@ class Block(msgspec.Struct, frozen=True, array_like=True):
     p50: float
     p90: float
     head: list[tuple[str, int]]
+    curve: list[int] = []
 
 
 class BlocksFile(msgspec.Struct, frozen=True):
@@ -98,7 +102,9 @@ def _largest_block() -> int:
     """The most bytes one block takes in the file: the longest values in every field."""
     head = [("x" * MAX_ADDRESS_LENGTH, -(2**63))] * HEAD_SIZE
     huge = -(2**63)
-    return len(msgspec.msgpack.encode(Block("f" * 64, huge, huge, 0.0, 0.0, 0.0, 0.0, 0.0, head)))
+    curve = [huge] * (CURVE_STEPS + 1)
+    largest = Block("f" * 64, huge, huge, 0.0, 0.0, 0.0, 0.0, 0.0, head, curve)
+    return len(msgspec.msgpack.encode(largest))
 
 
 def _largest_node() -> tuple[int, int]:

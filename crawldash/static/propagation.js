@@ -4,8 +4,8 @@
 // a series over time; the last blocks as a table; and for the block chosen (the newest at
 // first) its ECDF, the share of those nodes that had announced it against the delay after
 // the first, with its first announcements (the fastest nodes). The bridge keeps of each
-// block its first ten announcements, 50%, 90% and the last: the ECDF is drawn through
-// those points, straight between them. Uses app.js's $, getJSON, fmtTime, fmtNumber,
+// block its first ten announcements and its delay at every 5% of the nodes: the ECDF is
+// drawn through those points, straight between them. Uses app.js's $, getJSON, fmtTime, fmtNumber,
 // plural, nodeLink, report and COLORS; uPlot draws the charts.
 
 const SERIES_BLOCKS = 100;  // blocks in the series over time (the most a page of v1 holds)
@@ -80,13 +80,17 @@ function drawTimes(blocks) {
   box.dataset.scheme = DARK.matches ? "dark" : "light";
 }
 
-// The ECDF's known points: each of the first announcements, 50%, 90% and the last, as
-// (delay in s, share in %), in order of delay and never falling.
+// The ECDF's known points: each of the first announcements, then every 5% of the nodes
+// (the bridge's curve; for a block kept before it, 50%, 90% and the last), as (delay in s,
+// share in %), in order of delay and never falling.
 function ecdfPoints(block, stats) {
   const n = block.nodes;
   const first = stats.head.length ? stats.head[0][1] : 0;
   const points = stats.head.map(([, ms], i) => [(ms - first) / 1000, (100 * (i + 1)) / n]);
-  points.push([stats["50%"] / 1000, 50], [stats["90%"] / 1000, 90], [stats.max / 1000, 100]);
+  const kept = stats.ecdf && stats.ecdf.length
+    ? stats.ecdf
+    : [[stats["50%"], 50], [stats["90%"], 90], [stats.max, 100]];
+  points.push(...kept.map(([ms, share]) => [ms / 1000, share]));
   points.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let highest = 0;
   return points.map(([delay, share]) => [delay, (highest = Math.max(highest, share))]);

@@ -29,7 +29,7 @@ from typing import cast
 import redis
 
 from ..crawl.address import AddressError
-from ..crawl.propagation import HEAD_SIZE, Block, bitnodes_member
+from ..crawl.propagation import CURVE_STEPS, HEAD_SIZE, Block, bitnodes_member
 from .rdb_zset import NotASkiplist, read_zset_dump
 from .redis_values import Skips
 
@@ -192,7 +192,8 @@ def _is_address(member: bytes) -> bool:
 def block_of(block_hash: str, members: list[bytes], scores: list[float]) -> Block:
     """The statistics of one block's announcements (earliest first, at least one): delays
     in ms after the earliest, their mean and population standard deviation, percentiles by
-    linear interpolation between the two nearest ranks, and the first ``HEAD_SIZE``.
+    linear interpolation between the two nearest ranks (at 50%, 90% and every 5% for the
+    curve), and the first ``HEAD_SIZE``.
 
     Args:
         block_hash: the block's hash, lower case.
@@ -222,6 +223,7 @@ def block_of(block_hash: str, members: list[bytes], scores: list[float]) -> Bloc
         _at(delays, 0.5),
         _at(delays, 0.9),
         head,
+        [round(_at(delays, step / CURVE_STEPS)) for step in range(CURVE_STEPS + 1)],
     )
 
 

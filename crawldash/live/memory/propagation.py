@@ -26,6 +26,7 @@ import msgspec
 from ...crawl.files import FileVersion, file_version
 from ...crawl.propagation import (
     BLOCKS_FILE,
+    CURVE_STEPS,
     LATENCY_FILE,
     Block,
     LatencyFile,
@@ -40,9 +41,13 @@ MAX_LATENCY_BODIES = 4096  # node answers kept; past that the cache starts again
 _encoder = msgspec.json.Encoder()
 
 
-class InvStats(msgspec.Struct, frozen=True, rename={"p50": "50%", "p90": "90%"}):
+class InvStats(
+    msgspec.Struct, frozen=True, omit_defaults=True, rename={"p50": "50%", "p90": "90%"}
+):
     """bitnodes.io's ``stats``: ``head`` is the first announcements ``[address:port, ms]``,
-    the rest are delays in ms after the earliest announcement."""
+    the rest are delays in ms after the earliest announcement. crawldash adds ``ecdf``:
+    ``[delay, percent]`` by which each 5% of the nodes had announced the block (none for a
+    block kept before the bridge kept it)."""
 
     head: list[tuple[str, int]]
     min: int
@@ -51,6 +56,7 @@ class InvStats(msgspec.Struct, frozen=True, rename={"p50": "50%", "p90": "90%"})
     std: float
     p50: float
     p90: float
+    ecdf: list[tuple[int, int]] = []
 
 
 class InvBody(msgspec.Struct, frozen=True):
@@ -103,8 +109,17 @@ def inv_body(block: Block) -> bytes:
         _ms(block.std),
         _ms(block.p50),
         _ms(block.p90),
+        _ecdf(block.curve),
     )
     return _encoder.encode(InvBody(block.hash, stats))
+
+
+def _ecdf(curve: list[int]) -> list[tuple[int, int]]:
+    """The curve as ``[delay, percent]`` points; none for a curve of another length (a
+    file of another version), whose steps could not be named."""
+    if len(curve) != CURVE_STEPS + 1:
+        return []
+    return [(delay, 100 * step // CURVE_STEPS) for step, delay in enumerate(curve)]
 
 
 def latency_body(packed: bytes, as_of: int, looked: bytes) -> bytes:
