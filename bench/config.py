@@ -39,8 +39,10 @@ class Config:
 
     @property
     def later(self) -> int:
-        """Crawls the run writes into the served folder after the newest present."""
-        return 2 * self.tries + 2 * self.runs * self.loading_seconds + 4
+        """Crawls the run writes into the served folder after the newest present: ``tries``
+        each in scenarios freshness, busy-cores and saturated, two ``tries`` in peer
+        (crawldash's and alt-bitnodes'), and those written while check is measured."""
+        return 5 * self.tries + 2 * self.runs * self.loading_seconds + 4
 
     @classmethod
     def of(cls, quick: bool, env: Mapping[str, str]) -> Config:
@@ -71,7 +73,7 @@ class Config:
             root=root,
             starts=5,
             history_files=8640,
-            distinct=8,
+            distinct=144,
             big_nodes=100_000,
             tries=20,
             cold_crawls=1000,

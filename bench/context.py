@@ -15,9 +15,9 @@ from pathlib import Path
 from bench import data
 from bench.config import Config
 from bench.data import Dataset
+from bench.export_shape import ShapedCrawl
 from bench.load import free_port
 from bench.servers import SERVER_CORE, crawldash, get, server, wait_history
-from crawldash.tools.fake_crawler import Crawl
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Running:
 class Bench:
     config: Config
     data: Dataset
-    following: Iterator[Crawl]  # the crawls after the newest, one INTERVAL apart
+    following: Iterator[ShapedCrawl]  # the crawls after the newest, one INTERVAL apart
     _state_ready: bool = False
     _snapshot: tuple[str, bytes] | None = field(default=None, repr=False)
 

@@ -1,10 +1,13 @@
-"""Benchmark data, made with crawldash's own demo generator.
+"""Benchmark data in a real bitnodes export's shape (bench.export_shape: the demo
+generator's churn, each crawl's rows in a fresh order, a real export's spread of user
+agents, ASNs and hosts, half the rows onion at 0.0, 0.0).
 
-Crawl files are at the real export's size (15,000 nodes, about 2.5 MB, bitnodes export rows
-of 15 fields). A real history of 8,640 of them would be ~22 GB: the older files are
-hardlinks of a few real-size ones under other timestamps' names. Hardlinks share their
-pages in the page cache, so once a few files have been read every older one is read from
-memory, where a real history's would come from disk past what the cache holds.
+Crawl files are at the real export's size (15,000 nodes, about 2.7 MB, bitnodes export rows
+of 15 fields). A real history of 8,640 of them would be ~23 GB: the older files are
+hardlinks of a day's distinct crawls (144) under other timestamps' names, linked in turn,
+so that consecutive files differ in order and content as real ones do. Hardlinks share
+their pages in the page cache, so every file is read from memory, where a real history's
+would come from disk past what the cache holds.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
-from crawldash.tools.fake_crawler import Crawl, generate_crawls, status_json
+from bench.export_shape import ShapedCrawl, shaped_crawls
+from crawldash.tools.fake_crawler import status_json
 
 INTERVAL = 600
 NODES = 15_000
 PAGE_CACHE_NOTE = (
-    "older files are hardlinks of {distinct} real-size crawls: they share page cache, so "
-    "all are read from memory"
+    "older files are hardlinks of {distinct} distinct real-size crawls in bitnodes' shape "
+    "(bench.export_shape): they share page cache, so all are read from memory"
 )
 
 
@@ -41,7 +45,7 @@ class Dataset:
 
 def make(
     root: Path, history_files: int, distinct: int, big_nodes: int, later: int
-) -> tuple[Dataset, Iterator[Crawl]]:
+) -> tuple[Dataset, Iterator[ShapedCrawl]]:
     """data15k/: ``history_files`` real-size crawls (hardlinks but for the newest
     ``distinct``); big/: one ``big_nodes``-node crawl; static/: empty until
     ``static_snapshot``. Also the ``later`` crawls that follow the newest, one INTERVAL
@@ -54,7 +58,7 @@ def make(
         path.mkdir(parents=True)
     following = real_size_history(data15k, history_files, distinct, end, later)
     (data15k / "status.json").write_bytes(status_json(end=end))
-    huge = next(iter(generate_crawls(nodes=big_nodes, crawls=1, end=end, seed=3)))
+    huge = next(shaped_crawls(nodes=big_nodes, crawls=1, end=end, seed=3))
     write(big / f"{end}.json", huge.body(), end)
     dataset = Dataset(data15k, big, static, end, history_files, distinct, big_nodes)
     return dataset, following
@@ -62,12 +66,13 @@ def make(
 
 def real_size_history(
     folder: Path, files: int, distinct: int, end: int, later: int, seed: int = 2
-) -> Iterator[Crawl]:
+) -> Iterator[ShapedCrawl]:
     """``files`` crawl files, one INTERVAL apart, the newest at ``end``: the newest
-    ``distinct`` are consecutive crawls of NODES nodes with the demo generator's churn
-    between them; each older one is a hardlink of one of those, in turn. Returns the
-    generator's next ``later`` crawls, after ``end``, rendered when taken."""
-    crawls = generate_crawls(
+    ``distinct`` are consecutive crawls of NODES nodes in bitnodes' shape, with the demo
+    generator's churn between them and each in a fresh order; each older one is a hardlink
+    of one of those, in turn. Returns the next ``later`` crawls, after ``end``, rendered
+    when taken."""
+    crawls = shaped_crawls(
         nodes=NODES, crawls=distinct + later, end=end + later * INTERVAL, seed=seed
     )
     originals = []

@@ -10,9 +10,21 @@ from pathlib import Path
 
 import aiohttp
 
+from bench import peer_report
 from bench.config import Config
 from bench.load import Sample
-from bench.rows import Measure, Note, Requests, Row, Section, Server, Shape, Unit, Workers
+from bench.rows import (
+    Measure,
+    Note,
+    Requests,
+    Row,
+    Section,
+    Server,
+    Shape,
+    Unit,
+    Versus,
+    Workers,
+)
 
 STEAL_MARK = 0.05  # runs with more steal time than this are marked
 CEILING = "aiohttp ceiling"
@@ -30,6 +42,9 @@ def body(config: Config, rows: list[Row], took: float) -> list[str]:
         out += measure_table(section, [m for m in measures if m.section is section])
     out += workers_table(requests, [row for row in rows if isinstance(row, Workers)])
     out += measure_table(Section.TARGETS, [m for m in measures if m.section is Section.TARGETS])
+    peer = [m for m in measures if m.section is Section.PEER]
+    versus = [row for row in rows if isinstance(row, Versus)]
+    out += peer_report.table(versus, [measure_line(m) for m in peer])
     while out and not out[0]:
         out.pop(0)
     return [*out, "", f"total time: {took:.0f} s"]
@@ -171,7 +186,7 @@ def target_text(measure: Measure) -> str:
     return " / ".join(limits) or "-"
 
 
-def met_text(row: Measure | Requests) -> str:
+def met_text(row: Measure | Requests | Versus) -> str:
     return {None: "-", True: "yes", False: "**no**"}[row.met]
 
 
@@ -219,7 +234,8 @@ def targets_summary(rows: list[Row]) -> list[str]:
     """For the console: the targets met and missed."""
     measures = [row for row in rows if isinstance(row, Measure) and row.met is not None]
     ratios = [row for row in rows if isinstance(row, Requests) and row.met is not None]
-    aimed = len(measures) + len(ratios)
+    versus = [row for row in rows if isinstance(row, Versus)]
+    aimed = len(measures) + len(ratios) + len(versus)
     if not aimed:
         return ["targets: none measured"]
     missed = [
@@ -231,6 +247,11 @@ def targets_summary(rows: list[Row]) -> list[str]:
         f"  missed: {label(r)} / {CEILING}: {ratio_text(r.to_ceiling())} (target >= {r.floor:.2f})"
         for r in ratios
         if not r.met
+    ]
+    missed += [
+        f"  missed: {v.what}: crawldash/alt-bitnodes {ratio_text(v.ratio())} (target > 1)"
+        for v in versus
+        if not v.met
     ]
     return [f"targets: {aimed - len(missed)} of {aimed} met", *missed]
 
@@ -260,14 +281,14 @@ def header(config: Config) -> list[str]:
         f"- machine: {os.cpu_count()} cores, {cpu}, Linux {platform.release()}",
         f"- Python {platform.python_version()}, aiohttp {aiohttp.__version__}",
         f"- command: `{command}` (BENCH_RUNS={config.runs}, BENCH_SECONDS={config.seconds})",
-        f"- data: {config.history_files:,} crawl files at the real export's size (15,000 "
-        "nodes, ~2.5 MB); the newest "
-        f"{config.distinct} are consecutive crawls with the demo generator's churn between "
-        f"them (`crawldash.tools.fake_crawler`), the {older:,} older ones hardlinks of those under "
-        "other timestamps' names (8,640 distinct ones would be ~22 GB): hardlinks share their "
-        "pages in the page cache, so every older file is read from memory where a real "
-        f"history's might come from disk; a separate folder holds one {config.big_nodes:,}-node "
-        "crawl",
+        f"- data: {config.history_files:,} crawl files in a real bitnodes export's shape and "
+        "size (15,000 nodes, ~2.7 MB; `bench/export_shape.py`: each crawl's rows in a fresh "
+        "order, half of them onion at 0.0, 0.0, a real export's spread of user agents, ASNs and "
+        f"hosts); the newest {config.distinct} are consecutive crawls with the demo generator's "
+        f"churn between them, the {older:,} older ones hardlinks of those, in turn, under other "
+        "timestamps' names (8,640 distinct ones would be ~23 GB): hardlinks share their pages "
+        "in the page cache, so every older file is read from memory where a real history's "
+        f"might come from disk; a separate folder holds one {config.big_nodes:,}-node crawl",
         "- crawldash is started exactly as the README's serve command starts it, with its "
         "defaults (access log off); the rows marked `access log on` add `--access-log`, its "
         "lines going to stderr as under systemd to the journal",

@@ -22,6 +22,7 @@ class Section(enum.Enum):
     FRESHNESS = "Freshness, start-up and memory"
     PRESENCE = "Presence at full size (`python -m bench.studies.presence`, in its own process)"
     TARGETS = "Every core busy, and a cold history of real-size crawls (with targets)"
+    PEER = "Beside alt-bitnodes (the same files and Redis; one uvicorn worker, as its service runs)"
 
 
 class Unit(enum.Enum):
@@ -108,13 +109,34 @@ class Measure:
 
 
 @dataclass(frozen=True)
+class Versus:
+    """One thing both crawldash and a peer answer, each on its own route, measured on each
+    in turn (the target: crawldash ahead)."""
+
+    what: str  # e.g. "one node"
+    ours: str  # crawldash's request, e.g. "/api/v1/nodes/<node>/"
+    theirs: str  # the peer's
+    crawldash: tuple[Sample, ...]
+    peer: tuple[Sample, ...]
+
+    def ratio(self) -> float:
+        """crawldash's median req/s over the peer's."""
+        theirs = statistics.median(s.rps for s in self.peer)
+        return float(statistics.median(s.rps for s in self.crawldash) / (theirs or float("nan")))
+
+    @property
+    def met(self) -> bool:
+        return self.ratio() > 1.0
+
+
+@dataclass(frozen=True)
 class Note:
     """A line said about the run, such as a server missing."""
 
     text: str
 
 
-Row = Requests | Workers | Measure | Note
+Row = Requests | Workers | Measure | Versus | Note
 
 
 def fact(name: str, value: float, unit: Unit, digits: int = 2) -> Measure:

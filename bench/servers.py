@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from bench.load import Sample, wait_ready, wrk
+from bench.load import Sample, children, cpu_seconds, wait_ready, wrk
 
 PY = sys.executable
 HERE = Path(__file__).parent
@@ -34,14 +34,22 @@ class Status(msgspec.Struct):
 
 @contextmanager
 def server(
-    command: list[str], ready: str, log: Path, cores: str = SERVER_CORE
+    command: list[str],
+    ready: str,
+    log: Path,
+    cores: str = SERVER_CORE,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """The command run on ``cores``, once ``ready`` answers; its output appended to
-    ``log``; stopped (SIGTERM, then SIGKILL after 20 s) on leaving."""
+    """The command run on ``cores`` (in ``cwd``, with ``env``), once ``ready`` answers; its
+    output appended to ``log``; stopped (SIGTERM, then SIGKILL after 20 s) on leaving."""
     with log.open("ab") as out:
         out.write(f"\n$ {' '.join(command)}\n".encode())
         out.flush()
-        process = subprocess.Popen(["taskset", "-c", cores, *command], stdout=out, stderr=out)
+        process = subprocess.Popen(
+            ["taskset", "-c", cores, *command], stdout=out, stderr=out, cwd=cwd, env=env
+        )
         try:
             try:
                 wait_ready(ready)
@@ -153,6 +161,19 @@ def paired(ours: Target, ceiling: Target, asks: list[Ask], pairs: int) -> list[P
             pairing.ours.append(wrk(ours.base + ask.path, ours.pid, 1, ask.headers))
             pairing.ceiling.append(wrk(ceiling.base + ask.path, ceiling.pid, 1, ask.headers))
     return found
+
+
+def wait_idle(pid: int, within: float = 120.0, window: float = 0.5, busy: float = 0.05) -> float:
+    """Seconds until the process and its children use less than ``busy`` of a core over
+    ``window`` (a server may go on answering requests that wrk has left behind); at most
+    ``within``."""
+    started = time.monotonic()
+    while time.monotonic() - started < within:
+        before = cpu_seconds(children(pid))
+        time.sleep(window)
+        if cpu_seconds(children(pid)) - before < busy * window:
+            break
+    return time.monotonic() - started
 
 
 def median(values: list[float]) -> float:

@@ -16,7 +16,7 @@ import pytest
 from crawldash.live.snapshot import catalog as catalog_module
 from crawldash.live.snapshot.catalog import NodeCatalog, NodeFilter
 from crawldash.models import NodeRow
-from crawldash.web import nodes
+from crawldash.web import node_answers, nodes
 
 from .conftest import Client, until_served
 from .factories import export_body, rows, write_snapshot
@@ -37,9 +37,17 @@ def small_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nodes, "ROWS_PER_STEP", SMALL_ROWS)
 
 
+@pytest.fixture
+def nothing_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No answer is kept for the crawl: each search is made anew, as a new query's is."""
+    monkeypatch.setattr(node_answers, "MAX_BYTES", 0)
+
+
 # Four connections of searches, as in the heavy-queries benchmark, and many more.
 @pytest.mark.parametrize("heavy", [4, 16])
-async def test_status_is_answered_between_the_steps_of_heavy_searches(serve, data_dir, heavy):
+async def test_status_is_answered_between_the_steps_of_heavy_searches(
+    serve, data_dir, heavy, nothing_kept
+):
     write_snapshot(data_dir, TS, export_body(rows(NODES)))
     client: Client = await serve()
     await until_served(client, TS, within=60)

@@ -17,7 +17,7 @@ from crawldash.live.snapshot.catalog import NodeCatalog
 from crawldash.models import NodeRow
 from crawldash.settings.serve import Settings
 
-from .conftest import Client
+from .conftest import Client, until_served, watching
 from .factories import I2P, ONION, export_body, row, write_snapshot
 from .test_operations import scrape
 
@@ -268,3 +268,58 @@ def test_csv_records_are_what_the_csv_module_writes():
         values = [address, *msgspec.structs.astuple(nodes[address])]
         csv.writer(expected).writerow(["" if v is None else v for v in values])
         assert line.decode() == expected.getvalue()
+
+
+async def test_a_query_asked_again_is_answered_without_a_new_search(
+    served: Client, monkeypatch: pytest.MonkeyPatch
+):
+    searched: list[Any] = []
+    search = NodeCatalog.matching_steps
+
+    def counted(self: NodeCatalog, *args: Any) -> Any:
+        searched.append(args)
+        return search(self, *args)
+
+    monkeypatch.setattr(NodeCatalog, "matching_steps", counted)
+    first = await (await served.get("/api/nodes?country=de&services=p2p_v2&limit=2")).read()
+    again = await (await served.get("/api/nodes?country=de&services=p2p_v2&limit=2")).read()
+    assert again == first
+    assert len(searched) == 1
+    # The same filter, normalised: another page, another format, another spelling.
+    second = await (await served.get("/api/nodes?country=DE&services=P2P_V2&page=2&limit=2")).json()
+    listed = await (await served.get("/api/nodes?country=de&services=p2p_v2&format=csv")).text()
+    assert len(searched) == 1
+    wanted = sorted(f"{n[0]}:8333" for n in crawl() if n[9] == "DE" and n[5] & 2048)
+    assert [r["address"] for r in second["results"]] == wanted[2:4]
+    assert [line.split(",")[0] for line in listed.splitlines()[1:]] == wanted
+    await served.get("/api/nodes?country=us")
+    assert len(searched) == 2
+
+
+async def test_kept_answers_follow_the_crawl_served(served: Client, data_dir):
+    asked = "/api/nodes?country=de&format=csv"
+    before = await served.get(asked)
+    assert f"crawldash-nodes-{TS}.csv" in before.headers["Content-Disposition"]
+    await watching(served)
+    later = [row(f"203.0.113.{i}") for i in range(3)]
+    for node in later:
+        node[9] = "DE"
+    write_snapshot(data_dir, TS + 600, export_body(later))
+    await until_served(served, TS + 600)
+    after = await served.get(asked)
+    assert f"crawldash-nodes-{TS + 600}.csv" in after.headers["Content-Disposition"]
+    addresses = [line.split(",")[0] for line in (await after.text()).splitlines()[1:]]
+    assert addresses == [f"203.0.113.{i}:8333" for i in range(3)]
+    page = await (await served.get("/api/nodes?country=de")).json()
+    assert (page["timestamp"], page["count"]) == (TS + 600, 3)
+
+
+async def test_kept_pages_link_to_where_they_were_asked(served: Client):
+    links = []
+    for host in ("a.example", "b.example:8080"):
+        response = await served.get("/api/nodes?limit=10", headers={"Host": host})
+        links.append(URL((await response.json())["next"]))
+    assert [(link.host, link.explicit_port) for link in links] == [
+        ("a.example", None),
+        ("b.example", 8080),
+    ]

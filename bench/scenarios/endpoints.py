@@ -21,6 +21,9 @@ CACHED_FETCHES = 20
 CHECK_FLOOR = 0.8  # /api/check, its reason included, against the ceiling (issue 41)
 INV_FLOOR = 0.8
 LATENCY_FLOOR = 0.7
+# A filtered node list of the newest crawl is asked for over and over by a public instance's
+# visitors: answered from what was kept for the crawl (issue 45).
+NODES_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,21 @@ def endpoints(hit: str, etag: str, block: str | None = None) -> list[Endpoint]:
             "/api/nodes?country=DE&services=P2P_V2",
             {},
             naive_too=False,
+            floor=NODES_FLOOR,
+        ),
+        Endpoint(
+            "nodes?country=DE&services=P2P_V2&format=csv",
+            "/api/nodes?country=DE&services=P2P_V2&format=csv",
+            {},
+            naive_too=False,
+            floor=NODES_FLOOR,
+        ),
+        Endpoint(
+            "nodes?q=satoshi:27",
+            "/api/nodes?q=satoshi:27",
+            {},
+            naive_too=False,
+            floor=NODES_FLOOR,
         ),
         Endpoint("presence?limit=144", f"/api/presence?address={hit}", {}, naive_too=False),
         Endpoint("changes", "/api/changes", {}, naive_too=False),

@@ -1,17 +1,22 @@
 """nginx serving the snapshot file crawldash serves: with its default access log (combined
-format, to a file), as installed, and with ``access_log off``."""
+format, to a file), as installed, and with ``access_log off``; and crawldash's snapshot
+measured run for run with nginx's default (each run of crawldash followed by one of
+nginx's, identity and gzip), judged by the median of the pairs' ratios, so that a shared
+machine's drift falls on both alike (the target: crawldash at least as fast)."""
 
 from __future__ import annotations
 
 import shutil
+import statistics
 from pathlib import Path
 
 from bench.context import Bench
 from bench.load import free_port
-from bench.rows import Note, Requests, Row, Server
-from bench.servers import measure, server
+from bench.rows import Measure, Note, Requests, Row, Section, Server, Unit
+from bench.servers import Ask, Target, measure, paired, server
 
 ENCODINGS = {"snapshot (identity)": "identity", "snapshot (gzip)": "gzip"}
+RATIO_LIMIT = 1.0  # nginx's req/s over crawldash's, run for run: at most even
 
 
 def run(bench: Bench) -> list[Row]:
@@ -42,4 +47,32 @@ def nginx(bench: Bench, binary: str, access_log: bool) -> list[Row]:
             headers = {"Accept-Encoding": coding}
             samples = measure(url, process.pid, headers, config.runs, config.seconds)
             rows.append(Requests(name, who, tuple(samples)))
+        if access_log:
+            rows += run_for_run(bench, Target(url.removesuffix("/snapshot.json"), process.pid))
+    return rows
+
+
+def run_for_run(bench: Bench, nginx: Target) -> list[Row]:
+    """crawldash's /api/snapshot and nginx's file, one-second runs alternately."""
+    asks = [Ask("", {"Accept-Encoding": coding}) for coding in ENCODINGS.values()]
+    with bench.crawldash(bench.ready_state()) as ours:
+        ours_target = Target(ours.base + "/api/snapshot", ours.pid)
+        theirs = Target(nginx.base + "/snapshot.json", nginx.pid)
+        pairings = paired(ours_target, theirs, asks, bench.config.pairs)
+    rows = list[Row]()
+    for name, (mine, nginx_runs) in zip(ENCODINGS, pairings, strict=True):
+        ratios = [b.rps / a.rps for a, b in zip(mine, nginx_runs, strict=True) if a.rps]
+        ours_rps = statistics.median(s.rps for s in mine)
+        nginx_rps = statistics.median(s.rps for s in nginx_runs)
+        rows.append(
+            Measure(
+                Section.TARGETS,
+                f"{name}: nginx (default access log) req/s / crawldash req/s, "
+                f"{len(ratios)} one-second runs of each, alternately",
+                (statistics.median(ratios) if ratios else float("nan"),),
+                Unit.RATIO,
+                limits=(RATIO_LIMIT,),
+                details=f"median {ours_rps:,.0f} req/s crawldash, {nginx_rps:,.0f} nginx",
+            )
+        )
     return rows

@@ -2,28 +2,32 @@
 a list of addresses), answered from what the loader process prepared for the crawl.
 
 A search reads every node of the crawl, and a page can hold a thousand: both are made in
-steps (generators that yield between two), run by ``Searches``."""
+steps (generators that yield between two), run by ``Searches``; what they made is kept
+for the crawl (``node_answers``), so that a query asked again costs a lookup."""
 
 from __future__ import annotations
 
 import asyncio
+from array import array
 from collections.abc import Callable, Generator, Sequence
 from typing import TypeVar
 
 from aiohttp import hdrs, web
 
-from ..live.snapshot.catalog import CSV_HEADER, STEP, Steps
+from ..live.snapshot.catalog import CSV_HEADER, STEP
 from ..live.snapshot.prepared import PreparedSnapshot
 from ..live.state import State
 from .errors import no_snapshot
 from .latest import coding_for
 from .links import Links
+from .node_answers import NodeAnswers
 from .queries import NodesQuery, breakdown_query, nodes_query
-from .responses import headers_for, plain, respond
+from .responses import JSON, headers_for, plain, respond
 
-CSV_ROWS_PER_WRITE = 1000
+CSV_ROWS_PER_STEP = 1000
 ROWS_PER_STEP = 500  # JSON rows of a page made in one step
 TEXT = "text/plain; charset=utf-8"
+CSV = "text/csv; charset=utf-8"
 T = TypeVar("T")
 
 
@@ -57,6 +61,7 @@ class NodeRoutes:
         self.links = links if links is not None else Links(None)
         self.cache_control = cache_control  # Cache-Control for data of the latest crawl
         self.searches = Searches()
+        self.kept = NodeAnswers()
 
     def _served(self) -> PreparedSnapshot:
         served = self.state.snapshot
@@ -69,16 +74,42 @@ class NodeRoutes:
         body = self._served().breakdowns[by].body(limit, coding_for(request))
         return respond(request, body, self.cache_control(), vary=True)
 
-    async def nodes(self, request: web.Request) -> web.StreamResponse:
-        query = nodes_query(request.rel_url.raw_query_string)
+    async def nodes(self, request: web.Request) -> web.Response:
+        raw = request.rel_url.raw_query_string
+        query = nodes_query(raw)
         served = self._served()
-        found = served.catalog.matching_steps(query.wanted, query.sort, query.descending)
+        ask = (raw, self.links.base(request))  # links differ by where they were asked for
+        kept = self.kept.get(served, ask)
+        body = kept if isinstance(kept, bytes) else None
+        if body is None:
+            found = await self._found(served, query)
+            if query.format == "csv":
+                made = _csv(served, found)
+            elif query.format == "addresses":
+                made = _addresses(served, found)
+            else:
+                made = _page(request, self.links, served, found, query)
+            body = await self.searches.run(made)
+            self.kept.put(served, ask, body)
         if query.format == "csv":
-            return await _csv(request, served, await self.searches.run(found))
-        if query.format == "addresses":
-            return plain(await self.searches.run(_addresses(served, found)), TEXT)
-        page = _page(request, self.links, served, found, query)
-        return plain(await self.searches.run(page))
+            name = f"crawldash-nodes-{served.timestamp}.csv"
+            disposition: dict[str, str] = {
+                hdrs.CONTENT_DISPOSITION: f'attachment; filename="{name}"'
+            }
+            return web.Response(body=body, headers=headers_for(CSV, disposition))
+        return plain(body, TEXT if query.format == "addresses" else JSON)
+
+    async def _found(self, served: PreparedSnapshot, query: NodesQuery) -> Sequence[int]:
+        """Positions of the nodes the query's filters match, in its order: kept per filter
+        and order, which every page and format of them share."""
+        ask = (query.wanted, query.sort, query.descending)
+        found = self.kept.get(served, ask)
+        if isinstance(found, memoryview):
+            return found
+        steps = served.catalog.matching_steps(query.wanted, query.sort, query.descending)
+        positions = memoryview(array("I", await self.searches.run(steps)))
+        self.kept.put(served, ask, positions)
+        return positions
 
 
 def _joined(
@@ -93,8 +124,7 @@ def _joined(
     return separator.join(parts)
 
 
-def _addresses(served: PreparedSnapshot, matching: Steps) -> Generator[None, None, bytes]:
-    found = yield from matching
+def _addresses(served: PreparedSnapshot, found: Sequence[int]) -> Generator[None, None, bytes]:
     addresses, line = served.catalog.addresses, "{}\n".format
     return (yield from _joined(lambda i: line(addresses[i]).encode(), found, STEP))
 
@@ -103,10 +133,9 @@ def _page(
     request: web.Request,
     links: Links,
     served: PreparedSnapshot,
-    matching: Steps,
+    found: Sequence[int],
     query: NodesQuery,
 ) -> Generator[None, None, bytes]:
-    found = yield from matching
     start = (query.page - 1) * query.limit
     addresses, nodes = served.catalog.addresses, served.nodes
     results = yield from _joined(
@@ -130,21 +159,7 @@ def _link(links: Links, request: web.Request, page: int) -> bytes:
     return b'"%s"' % links.this(request, page=str(page)).encode()
 
 
-async def _csv(
-    request: web.Request, served: PreparedSnapshot, found: list[int]
-) -> web.StreamResponse:
-    """Every match as CSV, written in steps from each node's prepared line."""
-    name = f"crawldash-nodes-{served.timestamp}.csv"
-    extra: dict[str, str] = {hdrs.CONTENT_DISPOSITION: f'attachment; filename="{name}"'}
-    headers = headers_for("text/csv; charset=utf-8", extra)
-    if request.method == "HEAD":
-        return web.Response(headers=headers)
-    response = web.StreamResponse(headers=headers)
-    await response.prepare(request)
-    record = served.catalog.csv_record
-    await response.write(CSV_HEADER)
-    for start in range(0, len(found), CSV_ROWS_PER_WRITE):
-        await response.write(b"".join(map(record, found[start : start + CSV_ROWS_PER_WRITE])))
-        await asyncio.sleep(0)  # a write returns at once while the socket takes it all
-    await response.write_eof()
-    return response
+def _csv(served: PreparedSnapshot, found: Sequence[int]) -> Generator[None, None, bytes]:
+    """Every match as CSV, from each node's prepared record."""
+    rows = yield from _joined(served.catalog.csv_record, found, CSV_ROWS_PER_STEP)
+    return CSV_HEADER + rows

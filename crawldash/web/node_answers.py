@@ -1,0 +1,65 @@
+"""``/api/nodes`` answers kept for the crawl served, so that a query asked again (a public
+instance meets the same few over and over: a country's nodes, those with a service, a
+CSV export) is answered from bytes instead of a search over every node.
+
+Two kinds are kept, in one budget of bytes, the least recently asked for given up first:
+the positions a filter matched, keyed by the parsed (normalised) filter and order, which
+every page and format of the same filter shares; and each answer as sent, keyed by its
+raw query string and the base its links are made from. All are dropped when another crawl
+is served. An answer made for a crawl replaced meanwhile is not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from ..live.memory.answers import KeptAnswers
+from ..live.snapshot.prepared import PreparedSnapshot
+
+MAX_BYTES = 16 * 1024 * 1024  # a CSV of every node of a 15,000-node crawl is ~2.5 MB
+LARGEST_SHARE = 4  # an answer over a quarter of the budget is made each time, not kept
+
+Kept = bytes | memoryview
+
+
+class NodeAnswers:
+    """Answers and matched positions of the crawl served, within ``max_bytes``."""
+
+    def __init__(self, max_bytes: int | None = None) -> None:
+        budget = MAX_BYTES if max_bytes is None else max_bytes
+        self._kept: KeptAnswers[Kept] = KeptAnswers(budget, _size)
+        self._served: PreparedSnapshot | None = None
+        self._generation = 0  # counts the crawls served, for KeptAnswers' change count
+
+    @property
+    def bytes(self) -> int:
+        return self._kept.bytes
+
+    def get(self, served: PreparedSnapshot, ask: Hashable) -> Kept | None:
+        """What was kept for ``ask`` of the crawl ``served``, if anything.
+
+        Args:
+            served: the crawl being answered from (the one the state serves now).
+            ask: a filter's or an answer's key.
+
+        Returns:
+            The bytes kept (or positions, as a memoryview of unsigned ints); None if none.
+        """
+        return self._kept.get(ask, self._follow(served))
+
+    def put(self, served: PreparedSnapshot, ask: Hashable, answer: Kept) -> None:
+        """Keep ``answer``, made from ``served``, unless another crawl has been asked about
+        since or it is over a LARGEST_SHARE of the budget."""
+        if served is not self._served or _size(answer) * LARGEST_SHARE > self._kept.max_bytes:
+            return
+        self._kept.put(ask, self._generation, answer)
+
+    def _follow(self, served: PreparedSnapshot) -> int:
+        if served is not self._served:
+            self._served = served
+            self._generation += 1
+        return self._generation
+
+
+def _size(answer: Kept) -> int:
+    return answer.nbytes if isinstance(answer, memoryview) else len(answer)
