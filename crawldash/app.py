@@ -12,13 +12,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
+from .archive import LOADER_PRELOAD
+from .archive.view import LOOK_EVERY, ArchiveView, archiving_loads
 from .live.loader.client import LoaderClient
 from .live.loader.counters import Counters
 from .live.memory.propagation import Propagation
 from .ops.access_log import AccessLines, request_logger
 from .ops.metrics import Metrics, RequestSeries, RequestStats
 from .ops.repeats import Repeats
-from .routes import Handler, add_routes, service_routes
+from .routes import Table, add_routes, service_routes
 from .served_network import ServedNetwork, Shared, build_network
 from .settings.serve import Settings
 from .web.cors import Cors
@@ -62,17 +64,22 @@ def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Ap
     loader = loader or LoaderClient(timeout=settings.load_timeout)
     shared = Shared(loader, Counters(), Links(settings.public_url))
     networks = [build_network(settings, folder, shared) for folder in folders]
+    archives = {n.refresher.data_dir: n.archive.target for n in networks if n.archive}
+    if archives:  # each new crawl is archived by the load that decodes it
+        loader.instead = archiving_loads(archives)
+        loader.preload = LOADER_PRELOAD
     for network in networks:
         network.refresher.observers.append(_settle_heap)
     cors = Cors(settings.cors_origins) if settings.cors_origins else None
-    listing = Networks([(network.name, network.state) for network in networks])
+    checked = frozenset(network.name for network in networks if network.live_check is not None)
+    listing = Networks([(network.name, network.state) for network in networks], checked)
     dashboard = Dashboard()
 
     def metrics(names: frozenset[str] | None) -> Metrics:
         watched = [n.watched for n in networks if names is None or n.name in names]
         return Metrics(watched, RequestSeries(requests, names), settings.metrics_breakdowns)
 
-    def table(network: ServedNetwork, names: frozenset[str] | None) -> dict[str, Handler]:
+    def table(network: ServedNetwork, names: frozenset[str] | None) -> Table:
         shown = metrics(names).handle
         return {
             **network.handlers,
@@ -136,7 +143,9 @@ async def _keep_network_fresh(
     its status file's poll and its propagation files' look."""
     refresher, name = network.refresher, network.name
     await _look_at_propagation(network.propagation)
+    archive = [] if network.archive is None else [_keep_looking(network.archive)]
     return [
+        *(asyncio.create_task(look, name=f"{name}-archive") for look in archive),
         asyncio.create_task(_keep_propagation(network.propagation), name=f"{name}-propagation"),
         asyncio.create_task(network.watcher.run(stop), name=f"{name}-watcher"),
         asyncio.create_task(_later(refresher.keep_counting), name=f"{name}-counting"),
@@ -170,6 +179,13 @@ async def _every(seconds: float, work: Callable[[], Awaitable[None]]) -> None:
             await work()
         except OSError as exc:
             repeats.warn(f"{type(exc).__name__}:{exc.errno}", "%s failed: %s", name, exc)
+
+
+async def _keep_looking(archive: ArchiveView) -> None:
+    """Look at the archive's folders now, then every LOOK_EVERY seconds (in a thread)."""
+    while True:
+        await asyncio.to_thread(archive.look)
+        await asyncio.sleep(LOOK_EVERY)
 
 
 async def _later(work: Callable[[], Awaitable[None]]) -> None:

@@ -1,4 +1,5 @@
-"""The command line: ``crawldash serve``, ``demo``, ``bitnodes-status`` and ``options``.
+"""The command line: ``crawldash serve``, ``demo``, ``bitnodes-status``, ``archive`` and
+``options``.
 
 Every option comes from the settings table (``settings/serve.py``): its flag, its environment
 variable, its parser and its help. The command line wins over the environment; a bad value
@@ -25,6 +26,7 @@ from .ops.startup import (
     raise_open_file_limit,
 )
 from .ops.workers import run_workers
+from .settings.archive import ArchiveSettings
 from .settings.bridge import BridgeSettings
 from .settings.networks import DEFAULT_NETWORK, NetworkFolder
 from .settings.options import Option, markdown_table, options_of
@@ -42,6 +44,10 @@ COMMANDS: dict[str, tuple[str, tuple[tuple[type[Any], tuple[str, ...]], ...]]] =
     "bitnodes-status": (
         "write bitnodes' crawler status from Redis to status.json",
         ((BridgeSettings, ()),),
+    ),
+    "archive": (
+        "put a data folder's crawls into the Parquet archive (resumable, never twice)",
+        ((ArchiveSettings, ()),),
     ),
 }
 
@@ -155,6 +161,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "bitnodes-status":
         return run_bridge(settings_from(BridgeSettings, args))
+    if args.command == "archive":
+        return run_archive(settings_from(ArchiveSettings, args))
     if args.command == "demo":
         demo = settings_from(DemoSettings, args)
         settings = settings_from(Settings, args, SERVER_ONLY)
@@ -201,6 +209,33 @@ def run_demo(demo: DemoSettings, settings: Settings) -> int:
     return 0
 
 
+def run_archive(settings: ArchiveSettings) -> int:
+    configure_logging("info")
+    try:
+        from .archive.backfill import backfill
+        from .crawl.decode import Rules
+    except ImportError:
+        raise UsageError("archive needs pyarrow: pip install 'crawldash[archive]'") from None
+    if not settings.data_dir.is_dir():
+        raise UsageError(f"--data-dir {settings.data_dir}: not a folder")
+    try:
+        done = backfill(
+            settings.data_dir, settings.archive_dir, settings.network, Rules(settings.max_file_size)
+        )
+    except OSError as exc:
+        raise StartupError(f"--archive-dir {settings.archive_dir}: {exc}") from None
+    for timestamp, why in sorted(done.refused.items()):
+        log.warning("crawl %s not archived: %s", timestamp, why)
+    log.info(
+        "archived %d crawls in %.1f s (%d were archived before, %d cannot be read)",
+        len(done.archived),
+        done.seconds,
+        done.skipped,
+        len(done.refused),
+    )
+    return 0
+
+
 def run_bridge(bridge_settings: BridgeSettings) -> int:
     configure_logging(bridge_settings.log_level)
     try:
@@ -220,6 +255,10 @@ def run_bridge(bridge_settings: BridgeSettings) -> int:
 
 def serve(settings: Settings) -> None:
     check_can_start(settings.resolved_state_dir, settings.max_file_size)
+    if settings.archive_dir is not None:
+        from .archive.view import check_archive_extra
+
+        check_archive_extra()
     if not is_loopback(settings.host):
         log.warning(
             "binding to %s, which is not a loopback address: crawldash has no authentication, "
@@ -236,6 +275,10 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
     loader process starts first and loads the newest crawl while this one imports aiohttp
     and its handlers (``live/loader/head_start.py``): hence the imports in the middle."""
     loader = LoaderClient(timeout=settings.load_timeout)
+    if settings.archive_dir is not None:
+        from .archive import LOADER_PRELOAD
+
+        loader.preload = LOADER_PRELOAD
     loader.spawn()
     if reuse_port:  # a spawned worker: it starts with no logging set up
         configure_logging(settings.log_level)

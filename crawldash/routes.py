@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -20,11 +21,22 @@ from .web.latest import Latest
 from .web.map import MapRoutes
 from .web.nodes import NodeRoutes
 from .web.presence import Presences
+from .web.v1.checknode import CheckNode
 from .web.v1.listings import V1
 from .web.v1.propagation import NOT_SERVED, V1Propagation, not_served
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Table = dict[str, Handler]  # path -> the bound handler that answers GET and HEAD there
+
+
+@dataclass(frozen=True)
+class Post:
+    """A route answered by POST alone; ``other`` answers any other method."""
+
+    handler: Handler
+    other: Handler
+
+
+Table = dict[str, Handler | Post]  # path -> its handler of GET and HEAD, or a Post
 PARAMETER = re.compile(r"\{(\w+)\}")  # a path parameter without its own expression
 
 
@@ -38,6 +50,7 @@ def route_table(
     events: Broadcaster,
     health: Health,
     places: MapRoutes,
+    checknode: CheckNode,
 ) -> Table:
     """A network's own routes (those of the whole service are added by ``service_routes``)."""
     return {
@@ -60,6 +73,7 @@ def route_table(
         "/api/v1/nodes/{node}/latency/": propagation.latency,
         "/api/v1/inv/": propagation.inv_list,
         "/api/v1/inv/{inv_hash}/": propagation.inv,
+        "/api/v1/checknode/": Post(checknode.check, checknode.other_method),
         "/api/openapi.json": latest.openapi,
         "/nodes/{node}/": NodePage(propagation.propagation).node,
         "/api/events": events.stream,
@@ -101,14 +115,17 @@ def add_routes(
     return paths
 
 
-def _add(app: web.Application, path: str, handler: Handler, cors: Cors | None) -> str:
+def _add(app: web.Application, path: str, handler: Handler | Post, cors: Cors | None) -> str:
     # A parameter is one path segment, braces and all (aiohttp's own default also refuses
     # braces): its handler refuses a malformed value with the reason, and a regular
     # expression that excludes one character runs faster than one that excludes a set.
     resource = app.router.add_resource(PARAMETER.sub(r"{\1:[^/]+}", path))
-    resource.add_route("GET", handler)
-    resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
+    if isinstance(handler, Post):
+        resource.add_route("POST", handler.handler)
+    else:
+        resource.add_route("GET", handler)
+        resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
     if cors is not None:
         resource.add_route("OPTIONS", cors.preflight)
-    resource.add_route("*", not_allowed)
+    resource.add_route("*", handler.other if isinstance(handler, Post) else not_allowed)
     return resource.canonical

@@ -12,6 +12,10 @@ from pathlib import Path
 
 import msgspec
 
+from .archive.arriving import Target
+from .archive.outcome import outcome_path
+from .archive.view import ArchiveView
+from .checknode.checker import LiveCheck, live_check_for
 from .crawl.address import parse_address
 from .crawl.decode import Rules
 from .crawl.reached import sibling_crawl_dir
@@ -27,7 +31,7 @@ from .live.snapshot.past_crawls import Archive, ArchivedSnapshot, load_archived
 from .live.state import State
 from .ops.gauges import WatchedNetwork
 from .ops.health import Health
-from .routes import Handler, route_table
+from .routes import Table, route_table
 from .settings.networks import NetworkFolder
 from .settings.serve import Settings
 from .web.events import Broadcaster
@@ -38,6 +42,7 @@ from .web.map import MapRoutes
 from .web.nodes import NodeRoutes
 from .web.presence import Presences
 from .web.schema.openapi import build_openapi
+from .web.v1.checknode import CheckNode
 from .web.v1.listings import V1
 from .web.v1.propagation import V1Propagation
 
@@ -65,7 +70,9 @@ class ServedNetwork:
     propagation: Propagation
     health: Health
     watched: WatchedNetwork
-    handlers: dict[str, Handler]
+    handlers: Table
+    live_check: LiveCheck | None = None  # POST /api/v1/checknode/, if --live-check names it
+    archive: ArchiveView | None = None  # the Parquet archive, with --archive-dir
 
 
 def build_network(settings: Settings, folder: NetworkFolder, shared: Shared) -> ServedNetwork:
@@ -114,24 +121,40 @@ def build_network(settings: Settings, folder: NetworkFolder, shared: Shared) -> 
     indexes = (refresher.saver, refresher.presence_saver)
     health = Health(state, watcher, indexes)
     propagation = Propagation(folder.propagation_dir)
+    live_check = live_check_for(settings, folder)
 
     async def load_older(path: Path, timestamp: int) -> ArchivedSnapshot:
         return await shared.loader.run(load_archived, path, timestamp, rules)
+
+    older = Archive(data_dir, load_older)
+    archive = None
+    if settings.archive_dir is not None:
+        outcome = outcome_path(state_dir, folder.name)
+        target = Target(settings.archive_dir, folder.name, outcome)
+        older.kept = archive = ArchiveView(target, shared.loader.run)
 
     handlers = route_table(
         latest,
         HistoryRoutes(state, latest.until_next_crawl, max_bytes=settings.history_answers),
         NodeRoutes(state, latest.until_next_crawl, links=shared.links),
         Presences(state),
-        V1(state, Archive(data_dir, load_older), latest.until_next_crawl, links=shared.links),
+        V1(state, older, latest.until_next_crawl, links=shared.links),
         V1Propagation(propagation, links=shared.links),
         events,
         health,
         MapRoutes(state, latest.until_next_crawl),
+        CheckNode(live_check, settings.trusted_proxies),
     )
     watches = tuple(parse_address(address) for address in folder.watches)
     watched = WatchedNetwork(
-        folder.name, state, refresher.rejected, watcher, indexes, watches=watches
+        folder.name,
+        state,
+        refresher.rejected,
+        watcher,
+        indexes,
+        watches=watches,
+        live_check=live_check,
+        archive=archive,
     )
     refresher.observers.append(watched.refreshes.observe)
     return ServedNetwork(
@@ -145,6 +168,8 @@ def build_network(settings: Settings, folder: NetworkFolder, shared: Shared) -> 
         health,
         watched,
         handlers,
+        live_check,
+        archive,
     )
 
 

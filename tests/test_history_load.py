@@ -67,7 +67,7 @@ async def test_answers_kept_stay_within_their_bytes_after_many_distinct_queries(
 ):
     client = await started(serve, settings, 400, history_answers=BOUND)
     network = client.app[NETWORKS][0]
-    routes = network.handlers["/api/history"].__self__  # type: ignore[attr-defined]
+    routes = network.handlers["/api/history"].__self__  # type: ignore[union-attr]
     kept = network.state.trends.answers
     held = []
     for n in range(120):

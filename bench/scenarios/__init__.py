@@ -11,9 +11,11 @@ from bench.context import Bench
 from bench.rows import Row
 from bench.scenarios import (
     access_log,
+    archive,
     attempts,
     bridge_propagation,
     busy_cores,
+    checknode,
     cold_history,
     cold_start,
     endpoints,
@@ -54,6 +56,8 @@ ORDER: tuple[ModuleType, ...] = (
     attempts,
     networks,
     map,
+    checknode,
+    archive,
 )
 
 

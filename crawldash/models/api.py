@@ -232,6 +232,7 @@ class NetworkRow(Base, frozen=True):
     nodes: int | None
     stale: bool
     stuck: bool
+    live_check: bool = False  # POST /api/v1/checknode/ is on (--live-check)
 
 
 class NetworksBody(Base, frozen=True):

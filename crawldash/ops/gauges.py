@@ -17,6 +17,8 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from ..archive.view import ArchiveView
+from ..checknode.checker import LiveCheck
 from ..crawl.address import NETWORKS
 from ..live.refreshing.rejections import Rejections
 from ..live.state import State
@@ -60,6 +62,8 @@ class WatchedNetwork:
     indexes: Sequence[IndexHealth]
     refreshes: Durations = field(default_factory=lambda: Durations(REFRESH_BUCKETS))
     watches: tuple[str, ...] = ()  # canonical addresses, --watch
+    live_check: LiveCheck | None = None  # counted by ops/check_metrics.py
+    archive: ArchiveView | None = None  # the Parquet archive, with --archive-dir
 
 
 class Families:
@@ -109,11 +113,33 @@ class DataCollector(Collector):
             _describe_data(families, network.name, network.state, now)
             _describe_watches(families, network)
             _describe_watching(families, network)
+            if network.archive is not None:
+                _describe_archive(families, network.name, network.archive)
             refreshes.add_metric(
                 [network.name], network.refreshes.cumulative(), network.refreshes.total
             )
         yield from families.by_name.values()
         yield refreshes
+
+
+def _describe_archive(families: Families, name: str, archive: ArchiveView) -> None:
+    """The Parquet archive as last looked at (every few seconds, off the loop)."""
+    contents, outcome = archive.contents, archive.outcome
+    families.gauge("archive_bytes", "Bytes of the archive's files.", name, contents.bytes)
+    families.gauge("archive_crawls", "Crawls in the archive.", name, len(contents.files))
+    families.gauge(
+        "archive_newest_crawl_timestamp_seconds",
+        "Time of the newest crawl in the archive.",
+        name,
+        contents.newest,
+    )
+    families.gauge(
+        "archive_failing",
+        "1 while archiving fails (the reason is logged once); it is tried with each crawl.",
+        name,
+        int(outcome.failing > 0),
+    )
+    families.counter("archive_failures", "Archive writes that failed.", name, outcome.failures)
 
 
 def _describe_watches(families: Families, network: WatchedNetwork) -> None:

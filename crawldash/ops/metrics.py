@@ -18,6 +18,7 @@ from prometheus_client.registry import Collector
 from .. import __version__
 from ..web.links import NETWORK_PATH, network_prefix
 from ..web.responses import plain
+from .check_metrics import LiveCheckCollector
 from .gauges import BreakdownCollector, DataCollector, WatchedNetwork
 
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0)
@@ -131,6 +132,7 @@ class Metrics:
         build = Info("crawldash_build", "The running crawldash's version.", registry=self.registry)
         build.info({"version": __version__})
         self.registry.register(DataCollector(networks))
+        self.registry.register(LiveCheckCollector(networks))
         if breakdowns:
             self.registry.register(BreakdownCollector(networks))
         self.registry.register(requests)

@@ -63,6 +63,19 @@ class BridgeSettings:
         whole_number(1, 1_000_000),
         env="CRAWLDASH_PROPAGATION_MAX_BLOCKS",
     )
+    check_handoff_dir: Path | None = option(
+        None,
+        "the folder where crawldash serve leaves successful live checks "
+        "(its `--check-handoff-dir`): each is added to bitnodes' `check` set, then removed",
+        Path,
+        shown="none",
+    )
+    check_handoff_interval: float = option(
+        5.0,
+        "seconds between looks at `--check-handoff-dir`",
+        seconds(0.1, 86400),
+        shown="`5`",
+    )
     log_level: str = option("info", "`debug`, `info`, `warning` or `error`", log_level)
 
     @property

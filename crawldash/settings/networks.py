@@ -13,6 +13,14 @@ if TYPE_CHECKING:
     from .serve import Settings
 
 DEFAULT_NETWORK = "main"  # the name of the one network --data-dir serves
+# Bitcoin's message starts by network, as bitnodes names its data folders after them.
+KNOWN_MAGICS = {
+    "f9beb4d9": "mainnet",
+    "0b110907": "testnet3",
+    "1c163f28": "testnet4",
+    "0a03cf40": "signet",
+    "fabfb5da": "regtest",
+}
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,9 @@ class NetworkFolder:
     propagation_dir: Path | None = None
     crawl_dir: Path | None = None
     watches: tuple[str, ...] = ()
+    live_check: bool = False  # --live-check names it
+    magic: bytes | None = None  # its message start, if known (needed by the live check)
+    handoff_dir: Path | None = None  # where successful live checks are left for the bridge
 
 
 def network_folders(settings: Settings) -> tuple[NetworkFolder, ...]:
@@ -47,6 +58,9 @@ def network_folders(settings: Settings) -> tuple[NetworkFolder, ...]:
         ("--network-propagation-dir", settings.network_propagation_dirs),
         ("--network-crawl-dir", settings.network_crawl_dirs),
         ("--network-watch", settings.network_watches),
+        ("--network-check-handoff-dir", settings.network_check_handoff_dirs),
+        ("--live-check", tuple((name, name) for name in settings.live_check)),
+        ("--live-check-magic", settings.live_check_magic),
     ):
         unknown = sorted({name for name, _ in given} - served)
         if unknown:
@@ -55,6 +69,14 @@ def network_folders(settings: Settings) -> tuple[NetworkFolder, ...]:
     status_files = _with_first(settings.network_status_files, first, settings.status_file)
     propagation = _with_first(settings.network_propagation_dirs, first, settings.propagation_dir)
     crawl_dirs = _with_first(settings.network_crawl_dirs, first, settings.crawl_dir)
+    handoffs = _with_first(settings.network_check_handoff_dirs, first, settings.check_handoff_dir)
+    magics = {name: _magic(name, path, settings.live_check_magic) for name, path in named}
+    for name in settings.live_check:
+        if magics.get(name) is None:
+            raise ValueError(
+                f"--live-check {name}: its data folder is not named after a known magic; "
+                f"give --live-check-magic {name}=f9beb4d9 (its message start)"
+            )
     watches = {first: list(settings.watches)}
     for name, address in settings.network_watches:
         watches.setdefault(name, []).append(address)
@@ -66,9 +88,19 @@ def network_folders(settings: Settings) -> tuple[NetworkFolder, ...]:
             propagation.get(name),
             crawl_dirs.get(name),
             tuple(watches.get(name, ())),
+            name in settings.live_check,
+            magics[name],
+            handoffs.get(name),
         )
         for name, path in named
     )
+
+
+def _magic(name: str, data_dir: Path, given: tuple[tuple[str, str], ...]) -> bytes | None:
+    """A network's message start: ``--live-check-magic``'s, else its data folder's name
+    if that is a known one (bitnodes' ``data/export/f9beb4d9``)."""
+    chosen = dict(given).get(name) or data_dir.name.lower()
+    return bytes.fromhex(chosen) if chosen in KNOWN_MAGICS or name in dict(given) else None
 
 
 def _with_first(

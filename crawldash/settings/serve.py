@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .addresses import IPNetwork, cidrs, magics, proxy_address
 from .networks import NetworkFolder, network_folders
 from .options import (
     byte_size,
@@ -76,6 +77,14 @@ class Settings:
         "where the history index lives",
         Path,
         shown="`$XDG_STATE_HOME/crawldash` (else `~/.local/state/crawldash`)",
+    )
+    archive_dir: Path | None = option(
+        None,
+        "keep every crawl for good in a Parquet archive here (`network=NAME/date=DAY/`, "
+        "docs/archive.md), and serve crawls pruned from the data folder from it; needs "
+        "`crawldash[archive]`",
+        Path,
+        shown="none: no archive",
     )
     host: str = option(
         "127.0.0.1",
@@ -231,6 +240,84 @@ class Settings:
         kind="list",
         flag="--network-watch",
     )
+    live_check: tuple[str, ...] = option(
+        (),
+        "a network whose `POST /api/v1/checknode/` makes live handshakes with the nodes "
+        "people name (a connection to any public address: see docs/operating.md); "
+        "repeatable or comma-separated",
+        origins,
+        shown="none: 404 `not_served`",
+        kind="list",
+    )
+    live_check_magic: tuple[tuple[str, str], ...] = option(
+        (),
+        "a live-checked network's message start, as NAME=f9beb4d9, when its data folder "
+        "is not named after a known one (f9beb4d9, 0b110907, 1c163f28, 0a03cf40, fabfb5da)",
+        magics,
+        shown="from the data folder's name",
+        kind="list",
+    )
+    live_check_allow: tuple[IPNetwork, ...] = option(
+        (),
+        "an address range the live check may connect to although it is not public "
+        "(loopback, private, ...), as CIDR; repeatable or comma-separated",
+        cidrs,
+        shown="none",
+        kind="list",
+    )
+    tor_proxy: tuple[str, int] | None = option(
+        None,
+        "a SOCKS5 proxy (IP:port, as Tor's 127.0.0.1:9050) through which the live check "
+        "reaches .onion nodes; without it they are `not_checkable`",
+        proxy_address,
+        shown="none",
+    )
+    live_check_per_client: int = option(
+        10, "live checks a client may ask for a minute (429 past it)", whole_number(1, 100_000)
+    )
+    live_check_in_flight: int = option(
+        32, "live checks under way at once (503 past it)", whole_number(1, 10_000)
+    )
+    live_check_connect_timeout: float = option(
+        5.0, "seconds a live check's connection may take", seconds(0.1, 60), shown="`5`"
+    )
+    live_check_timeout: float = option(
+        10.0,
+        "seconds a live check's handshake may take once connected",
+        seconds(0.1, 120),
+        shown="`10`",
+    )
+    live_check_max_bytes: int = option(
+        16 * 1024,
+        "bytes a live check reads from the node at most",
+        byte_size,
+        shown="`16K`",
+    )
+    trusted_proxies: tuple[IPNetwork, ...] = option(
+        (),
+        "a reverse proxy (address or CIDR) whose X-Forwarded-For names the client, for "
+        "the live check's per-client limit; repeatable or comma-separated",
+        cidrs,
+        shown="none: the connection's peer is the client",
+        kind="list",
+        flag="--trusted-proxy",
+    )
+    check_handoff_dir: Path | None = option(
+        None,
+        "the folder where each successful live check is left for the bitnodes bridge "
+        "(`--check-handoff-dir`), which adds it to bitnodes' `check` set",
+        Path,
+        shown="none: not handed over",
+    )
+    network_check_handoff_dirs: tuple[tuple[str, Path], ...] = option(
+        (),
+        "a network's check hand-off folder, as NAME=DIR; repeatable or comma-separated "
+        "(`--check-handoff-dir` is the first network's)",
+        named_paths,
+        shown="none",
+        kind="list",
+        flag="--network-check-handoff-dir",
+    )
     heartbeat: float = 15.0  # seconds between event-stream heartbeats
     debounce_ms: int = 300  # the watcher's batching of changes
     force_polling: bool = False
@@ -254,6 +341,7 @@ SERVER_ONLY = (  # the serve options that demo does not take
     "network_propagation_dirs",
     "network_crawl_dirs",
     "network_watches",
+    "network_check_handoff_dirs",
 )  # the serve options that demo does not take
 
 

@@ -29,6 +29,7 @@ from ..crawl.files import snapshot_timestamp, write_atomically
 from ..models import CrawlerStatus
 from ..settings.bridge import BridgeSettings
 from .attempts import AttemptsCollector
+from .checked import CheckedCollector
 from .propagation import Collector
 from .redis_values import MAX_ELAPSED_BYTES, Skips, elapsed_entry, text, whole
 from .schedule import Schedule
@@ -152,6 +153,8 @@ def run_until_signalled(client: redis.Redis, settings: BridgeSettings) -> None:
         signal.signal(signum, lambda *_: stop.set())
     assert settings.out is not None
     schedules = [propagation_schedule(client, settings), attempts_schedule(client, settings)]
+    if settings.check_handoff_dir is not None:
+        schedules.append(checked_schedule(client, settings.check_handoff_dir, settings))
     run(client, described(settings.redis), settings.out, settings.interval, stop, schedules)
 
 
@@ -224,3 +227,10 @@ def attempts_schedule(client: redis.Redis, settings: BridgeSettings) -> Schedule
     collector = AttemptsCollector(client, folder, settings.keep_days)
     log.info("keeping each crawl's attempts in %s", folder)
     return Schedule(collector, settings.interval, "attempts")
+
+
+def checked_schedule(client: redis.Redis, folder: Path, settings: BridgeSettings) -> Schedule:
+    """The hand-off of serve's successful live checks to bitnodes' ``check`` set
+    (``tools/checked.py``), every ``--check-handoff-interval`` seconds."""
+    log.info("handing live checks left in %s to bitnodes' check set", folder)
+    return Schedule(CheckedCollector(client, folder), settings.check_handoff_interval, "checks")

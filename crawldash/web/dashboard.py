@@ -23,6 +23,7 @@ FILES = (
     "vendor/uPlot.min.css",
     "map.js",
     "propagation.js",
+    "checknow.js",
     "vendor/countries-110m.json",
     "vendor/iso-3166-codes.json",
 )

@@ -21,8 +21,11 @@ _encoder = msgspec.json.Encoder()
 class Networks:
     """The list, encoded at most once a second (it holds ages), and the ``/n/`` catch-all."""
 
-    def __init__(self, networks: Sequence[tuple[str, State]]) -> None:
+    def __init__(
+        self, networks: Sequence[tuple[str, State]], live_checks: frozenset[str] = frozenset()
+    ) -> None:
         self.networks = networks
+        self.live_checks = live_checks  # the networks whose live check is on
         self.names = frozenset(name for name, _ in networks)
         self._body: tuple[int, Representation] | None = None
 
@@ -45,6 +48,7 @@ class Networks:
                     nodes=snapshot.total_nodes if snapshot else None,
                     stale=state.is_stale(now),
                     stuck=state.is_stuck(now),
+                    live_check=name in self.live_checks,
                 )
             )
         return NetworksBody(rows)

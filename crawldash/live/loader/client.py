@@ -29,10 +29,12 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ...crawl.files import LoadError
-from .process import SIZE, ended
+from .process import PRELOAD_VARIABLE, SIZE, ended
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+Call = tuple[Callable[..., Any], tuple[Any, ...]]  # a function and its arguments
+Instead = Callable[[Callable[..., Any], tuple[Any, ...]], Call]
 # Added to the server's niceness: the most. Against the server, whose session it shares, a
 # load takes a sliver of a core the server keeps busy; against other sessions (the
 # crawler's service) what counts is the session's share, all of it the load's while the
@@ -75,6 +77,10 @@ class LoaderClient:
         self._socket: socket.socket | None = None  # the server's end
         self._one_call = threading.Lock()  # held by the thread making a call
         self._ahead: tuple[Callable[..., Any], tuple[Any, ...], Future[Any]] | None = None
+        # Calls made another call (its arguments and all) once started: the Parquet archive
+        # turns each load of a crawl into a load that archives it too (crawldash/archive/).
+        self.instead: Instead | None = None
+        self.preload: tuple[str, ...] = ()  # modules more for the process to import at start
 
     @property
     def pid(self) -> int | None:
@@ -126,6 +132,8 @@ class LoaderClient:
                 pass
         if not self._started:
             return await asyncio.to_thread(function, *args)
+        if self.instead is not None:
+            function, args = self.instead(function, args)
         self.runs += 1
         for attempt in (1, 2):
             try:
@@ -188,6 +196,7 @@ class LoaderClient:
         environment["PYTHONPATH"] = os.pathsep.join(
             filter(None, (PACKAGE_ROOT, environment.get("PYTHONPATH")))
         )
+        environment[PRELOAD_VARIABLE] = " ".join(self.preload)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         command = [sys.executable, "-m", "crawldash.live.loader.process"]
         try:

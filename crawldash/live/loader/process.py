@@ -49,12 +49,15 @@ PRELOADED = (
     "crawldash.live.snapshot.past_crawls",
     "crawldash.crawl.files",
 )
+PRELOAD_VARIABLE = "CRAWLDASH_LOADER_PRELOAD"  # more modules, from LoaderClient.preload
 MAX_CALL = 1 << 20  # bytes: a call names a function and a few small arguments
 SLICE_NS = 100_000  # the shortest scheduler slice Linux grants (EEVDF's custom slice)
 SCHED_SETATTR = {"x86_64": 314, "aarch64": 274, "riscv64": 274, "ppc64le": 355, "s390x": 345}
 # struct sched_attr: size, policy, flags, nice, priority, runtime (the slice), deadline, period
 SCHED_ATTR = struct.Struct("=IIQiIQQQ")
 SCHED_FLAG_KEEP_POLICY = 0x08
+PR_SET_CHILD_SUBREAPER = 36
+_after_reply: list[Callable[[], None]] | None = None  # in a child: work left for after it
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,12 +71,15 @@ def main(argv: list[str] | None = None) -> int:
         The exit status.
     """
     niceness, fd = (int(value) for value in (argv if argv is not None else sys.argv[1:]))
+    # Run as ``-m``, this module is __main__: loads that import it (after_reply) get this one.
+    sys.modules.setdefault("crawldash.live.loader.process", sys.modules[__name__])
     os.nice(niceness)
     short_slices(SLICE_NS)  # first: the kernel keeps it through the change of policy
     batch_policy()
-    for module in PRELOADED:
+    for module in (*PRELOADED, *os.environ.get(PRELOAD_VARIABLE, "").split()):
         importlib.import_module(module)
     gc.freeze()  # what is imported now is shared with every child, never copied
+    subreaper()
     with socket.socket(fileno=fd) as server:
         try:
             while call := server.recv(MAX_CALL):
@@ -126,15 +132,62 @@ def short_slices(slice_ns: int) -> bool:
 def in_child(call: bytes) -> int:
     """A memfd holding the reply to ``call``, made in a child process forked for it."""
     reply = os.memfd_create("crawldash-reply")
+    _reap()
     pid = os.fork()
     if pid == 0:  # the child
-        os._exit(reply_to(call, reply))
+        global _after_reply
+        _after_reply = []
+        code = reply_to(call, reply)
+        _run_after_reply()
+        os._exit(code)
     _, status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0 or os.fstat(reply).st_size == 0:
         os.ftruncate(reply, 0)
         os.lseek(reply, 0, os.SEEK_SET)
         write_all(reply, *packed(("died", ended(os.waitstatus_to_exitcode(status)))))
     return reply
+
+
+def after_reply(work: Callable[[], None]) -> bool:
+    """Leave ``work`` for after the reply: a process forked from the child runs it while
+    the child ends, so the reply goes out first (the crawl's archiving, after its load).
+
+    Returns:
+        False outside a child of the loader process (a load run in a thread): not run.
+    """
+    if _after_reply is None:
+        return False
+    _after_reply.append(work)
+    return True
+
+
+def _run_after_reply() -> None:
+    if not _after_reply or os.fork() != 0:
+        return
+    # Nothing the loader holds stays open here: not the reply (the server reads it), not
+    # the server's socket (its end must see the loader's end when the loader dies).
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    try:
+        for work in _after_reply:
+            work()
+    finally:
+        os._exit(0)
+
+
+def subreaper() -> None:
+    """Become the parent of what a child leaves running (``after_reply``'s work), so that
+    it is reaped here (``_reap``), wherever the loader runs (PID 1 may never reap)."""
+    with_errors = ctypes.CDLL(None, use_errno=True)
+    with_errors.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _reap() -> None:
+    """Reap what ``after_reply`` work has ended."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
 
 
 def reply_to(call: bytes, reply: int) -> int:

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -76,14 +77,31 @@ def summaries(snapshot: Snapshot, modified: float) -> dict[str | None, dict[str,
 def load_archived(path: Path, timestamp: int, rules: Rules) -> ArchivedSnapshot:
     """Read, decode and encode a crawl file in every form: what the loader process runs."""
     data, version = read_file(path, rules.max_file_size)
-    snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
-    modified = version.mtime_ns / 1e9
+    return archived_of(decode_snapshot(data, timestamp, rules.allow_empty), version)
+
+
+def archived_of(snapshot: Snapshot, version: FileVersion) -> ArchivedSnapshot:
+    """A decoded crawl in every form, as served for the file ``version`` it was read from
+    (also what the Parquet archive gives back for a pruned crawl: ``crawldash/archive/``)."""
+    timestamp, modified = snapshot.timestamp, version.mtime_ns / 1e9
     api = ApiSnapshot(timestamp, len(snapshot.nodes), snapshot.latest_height, snapshot.nodes)
     whole = compressed(represent(_encoder.encode(api), modified))
     return ArchivedSnapshot(version, {None: whole, **summaries(snapshot, modified)})
 
 
 Load = Callable[[Path, int], Awaitable[ArchivedSnapshot]]
+
+
+class Kept(Protocol):
+    """Crawls kept past their files (the Parquet archive, ``crawldash/archive/``)."""
+
+    changes: int  # counts changes of the crawls kept
+
+    def listed(self, files: list[int]) -> list[int]:
+        """The crawls of ``files`` (newest first) and those kept, newest first."""
+
+    async def load(self, timestamp: int) -> ArchivedSnapshot | None:
+        """A kept crawl in every form, or None."""
 
 
 class ArchiveBusy(Exception):
@@ -106,9 +124,14 @@ class Archive:
         self.data_dir, self.load, self.size = data_dir, load, size
         self.wait = ARCHIVE_WAIT  # seconds a request waits for a load, then is told to retry
         self._kept: OrderedDict[int, ArchivedSnapshot] = OrderedDict()
-        self._loading: dict[int, asyncio.Future[ArchivedSnapshot]] = {}
+        self._loading: dict[int, asyncio.Future[ArchivedSnapshot | None]] = {}
         self._one_at_a_time = asyncio.Lock()
-        self._reported: set[tuple[int, FileVersion]] = set()  # unusable files, logged once
+        self._reported: set[tuple[int, FileVersion | None]] = set()  # unusable files, logged once
+        self.kept: Kept | None = None  # crawls whose files are gone, from the archive
+
+    def listed(self, files: list[int]) -> list[int]:
+        """The crawls that can be served, newest first: ``files``, and those kept."""
+        return files if self.kept is None else self.kept.listed(files)
 
     async def get(
         self, timestamp: int, files: Mapping[int, tuple[str, FileVersion]]
@@ -117,8 +140,10 @@ class Archive:
         usable; None if not, the reason logged once per version of the file."""
         listed = files.get(timestamp)
         if listed is None:
-            self._kept.pop(timestamp, None)
-            return None
+            if self.kept is None:
+                self._kept.pop(timestamp, None)
+                return None
+            return await self._from_kept(timestamp, self.kept)
         name, version = listed
         kept = self._kept.get(timestamp)
         if kept is not None and kept.version == version:
@@ -135,8 +160,8 @@ class Archive:
             return await asyncio.wait_for(asyncio.shield(loading), self.wait)
         except TimeoutError:  # the load goes on, for the next request to find
             raise ArchiveBusy(self.wait) from None
-        except FileNotFoundError:  # removed since it was listed
-            return None
+        except FileNotFoundError:  # removed since it was listed: kept, maybe
+            return None if self.kept is None else await self._from_kept(timestamp, self.kept)
         except LoadError as exc:
             if (timestamp, version) not in self._reported:
                 self._reported.add((timestamp, version))
@@ -145,9 +170,37 @@ class Archive:
                 )
             return None
 
-    async def _load(self, timestamp: int, name: str) -> ArchivedSnapshot:
+    async def _from_kept(self, timestamp: int, kept: Kept) -> ArchivedSnapshot | None:
+        """A crawl whose file is gone, from where it is kept; then cached as any other."""
+        cached = self._kept.get(timestamp)
+        if cached is not None:
+            self._kept.move_to_end(timestamp)
+            return cached
+        loading = self._loading.get(timestamp)
+        if loading is None:
+            loading = asyncio.ensure_future(self._load(timestamp, None, kept))
+            self._loading[timestamp] = loading
+            loading.add_done_callback(lambda _: self._loading.pop(timestamp, None))
+        try:
+            return await asyncio.wait_for(asyncio.shield(loading), self.wait)
+        except TimeoutError:
+            raise ArchiveBusy(self.wait) from None
+        except (LoadError, OSError, ValueError, KeyError) as exc:  # a damaged archive file
+            if (timestamp, None) not in self._reported:
+                self._reported.add((timestamp, None))
+                log.warning("crawl %s cannot be read from the archive: %s", timestamp, exc)
+            return None
+
+    async def _load(
+        self, timestamp: int, name: str | None, kept: Kept | None = None
+    ) -> ArchivedSnapshot | None:
         async with self._one_at_a_time:
-            archived = await self.load(self.data_dir / name, timestamp)
+            if name is not None:
+                archived: ArchivedSnapshot | None = await self.load(self.data_dir / name, timestamp)
+            else:
+                archived = None if kept is None else await kept.load(timestamp)
+        if archived is None:
+            return None
         self._kept[timestamp] = archived
         self._kept.move_to_end(timestamp)
         while len(self._kept) > self.size:

@@ -29,6 +29,7 @@ from ...models import (
     V1NodeStatus,
     V1SnapshotList,
 )
+from .checknode import checknode_operations
 from .events import events_response
 from .history import history_operations
 from .map import map_operations
@@ -233,6 +234,7 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
         },
     }
     map_paths, map_components = map_operations(_json, _errors, REF)
+    check_paths, check_components = checknode_operations(REF)
     paths = {
         "/api/snapshot": _operation(
             "The latest crawl in the bitnodes API v1 shape (br, gzip or identity).",
@@ -258,6 +260,7 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
         **presence_operations(run, changes, profile, address, limit, _json, _errors),
         **v1_operations(v1_list, snapshot, v1_status, v1_nodes, _json, _errors),
         **propagation_operations(inv_list, inv, latency, _json, _errors),
+        **check_paths,
         **operations_beside_the_api(networks),
     }
     return {
@@ -273,5 +276,5 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
         },
         "servers": [{"url": server}],
         "paths": paths,
-        "components": {"schemas": {**components, **map_components}},
+        "components": {"schemas": {**components, **map_components, **check_components}},
     }

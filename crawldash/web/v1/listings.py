@@ -51,7 +51,8 @@ class V1:
         self.cache_control = cache_control  # Cache-Control for data of the latest crawl
         self.links = links if links is not None else Links(None)
         self._pages: dict[tuple[object, ...], bytes] = {}  # list pages, until a change
-        self._pages_for: tuple[object, int, str] | None = None  # files, history, snapshot
+        self._pages_for: tuple[object, int, str, int] | None = None  # files, history,
+        # snapshot, archive
         self.searches = Searches()
 
     async def snapshots(self, request: web.Request) -> web.Response:
@@ -61,7 +62,8 @@ class V1:
         key = ("snapshots", page, base)
         body = self._page(key)
         if body is None:
-            counted = [t for t in self.state.crawl_files if history.holds(t)]
+            listed = self.archive.listed(self.state.crawl_files)  # and the archive's
+            counted = [t for t in listed if history.holds(t)]
             refs = []
             for timestamp in counted[page.start : page.start + page.limit]:
                 entry = history.get(timestamp)
@@ -161,6 +163,7 @@ class V1:
             self.state.crawl_files,
             self.state.history.changes,
             served.representations["identity"].etag if served is not None else "",
+            self.archive.kept.changes if self.archive.kept is not None else 0,
         )
         previous = self._pages_for
         if previous is None or previous[0] is not made_for[0] or previous[1:] != made_for[1:]:

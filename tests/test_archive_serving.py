@@ -1,0 +1,97 @@
+"""Crawls pruned from the data folder, served from the archive: `/api/v1/snapshots/` still
+lists them, and `/api/v1/snapshots/<ts>/` answers each with the bytes and validators it
+had before the prune, over a real socket."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from crawldash.app import LOADER, NETWORKS
+from crawldash.archive.layout import look
+from tests.conftest import Client, Serve, eventually, until_served, watching
+from tests.test_archive import END, run_archive, write_crawls
+
+HEADERS = ("ETag", "Last-Modified", "Content-Type", "Content-Encoding")
+
+
+async def answers(client: Client, timestamps: list[int]) -> dict[tuple[int, str], Any]:
+    """Every crawl's whole snapshot, and its user agents, in identity and br."""
+    got = {}
+    for timestamp in timestamps:
+        for form in ("", "?field=user_agents"):
+            for coding in ("identity", "br"):
+                response = await client.get(
+                    f"/api/v1/snapshots/{timestamp}/{form}",
+                    headers={"Accept-Encoding": coding},
+                    auto_decompress=False,
+                )
+                assert response.status == 200, await response.text()
+                headers = tuple(response.headers.get(name) for name in HEADERS)
+                got[timestamp, form + coding] = (await response.read(), headers)
+    return got
+
+
+async def listing(client: Client) -> list[Any]:
+    """Every page of ``/api/v1/snapshots/``."""
+    results: list[Any] = []
+    page = 1
+    while True:
+        response = await client.get(f"/api/v1/snapshots/?limit=100&page={page}")
+        assert response.status == 200
+        body = await response.json()
+        results += body["results"]
+        if body["next"] is None:
+            assert body["count"] == len(results)
+            return results
+        page += 1
+
+
+async def test_pruned_crawls_are_listed_and_served_byte_for_byte(
+    serve: Serve, data_dir: Path, tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    counts = write_crawls(data_dir, crawls=24)  # over a day boundary: a day compacted
+    run_archive(data_dir, archive)
+    assert len(look(archive, "main").days) == 2
+    client = await serve(archive_dir=archive, history_size=1000)
+    await until_served(client, END)
+    await watching(client)
+
+    async def counted() -> bool:
+        status = await (await client.get("/api/status")).json()
+        return bool(status["history_complete"])
+
+    await eventually(counted, within=60)
+    older = sorted(counts)[:-1]
+    before, listed = await answers(client, older), await listing(client)
+    assert len(listed) == len(counts)
+    for timestamp in older:
+        (data_dir / f"{timestamp}.json").unlink()
+
+    async def pruned() -> bool:
+        return client.app[NETWORKS][0].state.crawl_files == [END]
+
+    await eventually(pruned)
+    runs = client.app[LOADER].runs
+    after = await answers(client, older)
+    assert after == before
+    assert await listing(client) == listed
+    loads = client.app[LOADER].runs - runs
+    assert loads >= 1
+    again = await answers(client, older[-3:])  # the last few asked for are cached
+    assert client.app[LOADER].runs - runs == loads
+    assert again == {key: before[key] for key in again}
+
+
+async def test_a_crawl_neither_in_the_folder_nor_archived_is_404(
+    serve: Serve, data_dir: Path, tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    write_crawls(data_dir, crawls=3)
+    run_archive(data_dir, archive)
+    client = await serve(archive_dir=archive)
+    await until_served(client, END)
+    response = await client.get(f"/api/v1/snapshots/{END - 86_400}/")
+    assert response.status == 404
+    assert (await response.json())["error"]["code"] == "snapshot_not_found"
