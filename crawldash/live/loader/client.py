@@ -35,11 +35,12 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 Call = tuple[Callable[..., Any], tuple[Any, ...]]  # a function and its arguments
 Instead = Callable[[Callable[..., Any], tuple[Any, ...]], Call]
-# Added to the server's niceness: the most. Against the server, whose session it shares, a
-# load takes a sliver of a core the server keeps busy; against other sessions (the
-# crawler's service) what counts is the session's share, all of it the load's while the
-# server is idle (process.py).
-LOADER_NICENESS = 19
+# Added to the server's niceness. Against the server, whose session it shares, a load
+# takes about a quarter of a core the server keeps busy (at 19 it took a sliver, and a
+# saturated server kept new crawls out for tens of seconds: freshness comes first); against
+# other sessions (the crawler's service) what counts is the session's share, all of it the
+# load's while the server is idle (process.py).
+LOADER_NICENESS = 5
 LOAD_TIMEOUT = 120.0  # seconds a call may take before the loader process is killed
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 STOP_WAIT = 5.0  # seconds a stopping server waits for a load in progress
