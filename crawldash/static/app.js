@@ -470,8 +470,10 @@ function listen() {
     refreshBreakdowns().catch(report);
     refreshChurn().catch(report);
     if (checked) check(checked, true).catch(report);
-    refreshPropagation().catch(report);  // propagation.js
-    refreshMap().catch(report);  // map.js
+    // map.js and propagation.js load after this file and draw themselves as they do: an
+    // event that comes first (the stream opens at once) leaves them to it.
+    if (typeof refreshPropagation === "function") refreshPropagation().catch(report);
+    if (typeof refreshMap === "function") refreshMap().catch(report);
   });
 }
 
