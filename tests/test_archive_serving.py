@@ -4,11 +4,16 @@ had before the prune, over a real socket."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 from typing import Any
 
+import brotli
+
 from crawldash.app import LOADER, NETWORKS
 from crawldash.archive.layout import look
+from crawldash.archive.pruned import load_pruned
+from crawldash.live.snapshot.past_crawls import Archive
 from tests.conftest import Client, Serve, eventually, until_served, watching
 from tests.test_archive import END, run_archive, write_crawls
 
@@ -95,3 +100,26 @@ async def test_a_crawl_neither_in_the_folder_nor_archived_is_404(
     response = await client.get(f"/api/v1/snapshots/{END - 86_400}/")
     assert response.status == 404
     assert (await response.json())["error"]["code"] == "snapshot_not_found"
+
+
+async def test_a_pruned_crawl_is_compressed_in_a_coding_on_its_first_request_only(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    counts = write_crawls(data_dir, crawls=3)
+    run_archive(data_dir, archive)
+    archived = load_pruned(archive, "main", min(counts))
+    assert archived is not None
+    assert archived.coded == {}  # read back, encoded, and compressed in no coding yet
+    older = Archive(data_dir, load=None)  # type: ignore[arg-type]  # nothing to load here
+    identity = archived.forms[None]
+    br = await older.representation(archived, None, "br")
+    assert brotli.decompress(br.body) == identity.body
+    assert br.etag == identity.etag[:-1] + '-br"'
+    assert br.headers["Content-Encoding"] == "br"
+    assert set(archived.coded) == {(None, "br")}  # the coding asked for, and no other
+    assert await older.representation(archived, None, "br") is br  # kept, not made again
+    assert await older.representation(archived, None, "identity") is identity
+    agents = await older.representation(archived, "user_agents", "gzip")
+    assert gzip.decompress(agents.body) == archived.forms["user_agents"].body
+    assert set(archived.coded) == {(None, "br"), ("user_agents", "gzip")}

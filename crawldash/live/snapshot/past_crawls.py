@@ -1,5 +1,6 @@
 """Older crawls, served whole as bitnodes API v1 snapshots: each one decoded and encoded on
-its first request, in the loader process, then kept in a small cache.
+its first request, in the loader process, then kept in a small cache; each content coding is
+compressed on its first request (off the loop), then kept with it.
 
 A crawl never changes once written, so an entry stays good while its file's version (size
 and modification time, as the latest listing of the folder saw them) is the one it was made
@@ -12,7 +13,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -21,10 +22,10 @@ import msgspec
 from ...crawl.decode import Rules, Snapshot, decode_snapshot
 from ...crawl.files import FileVersion, LoadError, read_file
 from ...models import ApiSnapshot, Base
-from ..bodies import Representation, compressed, represent
+from ..bodies import Representation, encoded, represent
 
 log = logging.getLogger(__name__)
-ARCHIVE_SIZE = 4  # older crawls kept, each in every coding: memory bounds how many
+ARCHIVE_SIZE = 4  # older crawls kept, each in the codings asked: memory bounds how many
 ARCHIVE_WAIT = 10.0  # seconds: far past a load on an idle core; past it, something is wrong
 FIELDS = ("coordinates", "user_agents")  # the summary forms of ?field=
 _encoder = msgspec.json.Encoder()
@@ -46,14 +47,17 @@ class _UserAgents(Base, frozen=True):
 
 @dataclass(frozen=True)
 class ArchivedSnapshot:
-    """One crawl in every v1 form (the whole snapshot, and each ``field``), each in every
-    content coding, and the file version it was made from."""
+    """One crawl in every v1 form (the whole snapshot, and each ``field``), the file version
+    it was made from, and the content codings made so far (``Archive.representation``)."""
 
     version: FileVersion
-    forms: dict[str | None, dict[str, Representation]]  # by field (None: whole) and coding
+    forms: dict[str | None, Representation]  # identity, by field (None: whole)
+    coded: dict[tuple[str | None, str], Representation] = field(
+        default_factory=dict, compare=False
+    )  # by field and coding, each made on its first request: most clients ask for one
 
 
-def summaries(snapshot: Snapshot, modified: float) -> dict[str | None, dict[str, Representation]]:
+def summaries(snapshot: Snapshot, modified: float) -> dict[str | None, Representation]:
     """The ``?field=`` forms of a crawl: its unique coordinates and unique user agents,
     sorted, after the crawl's timestamp, node count and height."""
     head = (snapshot.timestamp, len(snapshot.nodes), snapshot.latest_height)
@@ -67,10 +71,8 @@ def summaries(snapshot: Snapshot, modified: float) -> dict[str | None, dict[str,
     )
     agents = sorted({node.user_agent for node in nodes if node.user_agent is not None})
     return {
-        "coordinates": compressed(
-            represent(_encoder.encode(_Coordinates(*head, coordinates)), modified)
-        ),
-        "user_agents": compressed(represent(_encoder.encode(_UserAgents(*head, agents)), modified)),
+        "coordinates": represent(_encoder.encode(_Coordinates(*head, coordinates)), modified),
+        "user_agents": represent(_encoder.encode(_UserAgents(*head, agents)), modified),
     }
 
 
@@ -85,7 +87,7 @@ def archived_of(snapshot: Snapshot, version: FileVersion) -> ArchivedSnapshot:
     (also what the Parquet archive gives back for a pruned crawl: ``crawldash/archive/``)."""
     timestamp, modified = snapshot.timestamp, version.mtime_ns / 1e9
     api = ApiSnapshot(timestamp, len(snapshot.nodes), snapshot.latest_height, snapshot.nodes)
-    whole = compressed(represent(_encoder.encode(api), modified))
+    whole = represent(_encoder.encode(api), modified)
     return ArchivedSnapshot(version, {None: whole, **summaries(snapshot, modified)})
 
 
@@ -169,6 +171,29 @@ class Archive:
                     "crawl %s (%s) cannot be served from the archive: %s", timestamp, name, exc
                 )
             return None
+
+    async def representation(
+        self, archived: ArchivedSnapshot, form: str | None, coding: str
+    ) -> Representation:
+        """A form of a crawl ``get`` gave in a content coding, compressed in a thread on its
+        first request (brotli and zlib let go of the GIL) and kept for the next.
+
+        Args:
+            archived: the crawl.
+            form: the ``field`` asked for, or None for the whole snapshot.
+            coding: ``identity``, ``gzip`` or ``br``.
+
+        Returns:
+            The bytes to send, with their validators.
+        """
+        identity = archived.forms[form]
+        if coding == "identity":
+            return identity
+        made = archived.coded.get((form, coding))
+        if made is None:
+            made = await asyncio.to_thread(encoded, identity, coding)
+            made = archived.coded.setdefault((form, coding), made)  # one, if asked twice at once
+        return made
 
     async def _from_kept(self, timestamp: int, kept: Kept) -> ArchivedSnapshot | None:
         """A crawl whose file is gone, from where it is kept; then cached as any other."""

@@ -105,7 +105,7 @@ class V1:
                 f"no usable crawl file for {wanted} is in the data folder; "
                 "/api/v1/snapshots/ lists those that are",
             )
-        body = archived.forms[field][coding_for(request)]
+        body = await self.archive.representation(archived, field, coding_for(request))
         return respond(request, body, self.cache_control() if latest else IMMUTABLE, vary=True)
 
     async def node(self, request: web.Request) -> web.Response:
