@@ -28,9 +28,10 @@ from .ops.startup import (
 from .ops.workers import run_workers
 from .settings.archive import ArchiveSettings
 from .settings.bridge import BridgeSettings
+from .settings.demo import SERVER_ONLY, DemoSettings
 from .settings.networks import DEFAULT_NETWORK, NetworkFolder
 from .settings.options import Option, markdown_table, options_of
-from .settings.serve import SERVER_ONLY, DemoSettings, Settings, StartupError
+from .settings.serve import Settings, StartupError
 
 log = logging.getLogger("crawldash")
 S = TypeVar("S")

@@ -51,13 +51,17 @@ def serve(aiohttp_client: ClientFactory, settings: Settings) -> Serve:
 
 
 async def served_timestamp(client: Client) -> int | None:
-    """The timestamp of the crawl ``/api/snapshot`` serves, or None while there is none."""
+    """The timestamp of the crawl ``/api/snapshot`` serves, once every other answer is
+    about it too (a new crawl's plain snapshot is served ahead of the rest); None while
+    there is none, or while a new crawl is served only in part."""
+    if any(network.state.first is not None for network in client.app[NETWORKS]):
+        return None
     response = await client.get("/api/snapshot")
     return (await response.json())["timestamp"] if response.status == 200 else None
 
 
 async def until_served(client: Client, timestamp: int, within: float = 10.0) -> None:
-    """Wait until ``/api/snapshot`` serves the crawl named ``timestamp``."""
+    """Wait until the crawl named ``timestamp`` is served, whole (``served_timestamp``)."""
 
     async def served() -> bool:
         return await served_timestamp(client) == timestamp

@@ -6,6 +6,7 @@ import ctypes
 import os
 import platform
 import signal
+import time
 from pathlib import Path
 
 from crawldash.crawl.files import LoadError
@@ -55,3 +56,34 @@ def scheduling() -> tuple[int, int, int]:
         raise OSError(ctypes.get_errno(), "sched_getattr")
     _, policy, _, nice, _, slice_ns, _, _ = SCHED_ATTR.unpack(attr.raw)
     return policy, nice, slice_ns
+
+
+def part_then_wait(flag: str) -> str:
+    """Send a part of the answer ahead, then wait for the caller to have it (it leaves
+    ``flag``) before replying; raise if it never comes."""
+    from crawldash.live.loader.process import send_part
+
+    if not send_part({"part": 1}):
+        return "not sent"
+    deadline = time.monotonic() + 10
+    while not Path(flag).exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the part never reached the caller")
+        time.sleep(0.01)
+    return "whole"
+
+
+def part_then_die() -> None:
+    """Send a part of the answer ahead, then die without replying."""
+    from crawldash.live.loader.process import send_part
+
+    send_part({"part": 1})
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def part_then_reply() -> str:
+    """Send a part of the answer ahead, then reply at once."""
+    from crawldash.live.loader.process import send_part
+
+    send_part("ahead")
+    return "replied"

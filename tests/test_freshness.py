@@ -17,20 +17,16 @@ from crawldash.app import LOADER, NETWORKS
 from crawldash.crawl.count import read_count
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import LoadError
-from crawldash.live.loader.client import LOADER_NICENESS, LoaderClient, unpacked
+from crawldash.live.loader.client import LOADER_NICENESS, LoaderClient
 from crawldash.live.loader.process import LARGE, SLICE_NS, packed
+from crawldash.live.loader.replies import unpacked
 
-from .conftest import Client, eventually, watching
+from .conftest import Client, eventually, served_timestamp, watching
 from .factories import export_body, rows, write_snapshot, write_status
 from .loader_jobs import SCHED_GETATTR, die_the_first_time, large_and_small, scheduling
 from .process import as_nobody
 
 TS = 1_700_000_000
-
-
-async def served_timestamp(client: Client) -> int | None:
-    response = await client.get("/api/snapshot")
-    return (await response.json())["timestamp"] if response.status == 200 else None
 
 
 async def served_nodes(client: Client) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..crawl.decode import Rules, Snapshot, decode_snapshot
 from ..crawl.files import FileVersion, read_file, snapshot_timestamp
-from ..live.loader.process import after_reply
+from ..live.loader.process import after_reply, send_part
 from ..live.snapshot.prepared import PreparedSnapshot
 from .layout import CrawlFile, network_dir
 from .outcome import record
@@ -37,7 +37,8 @@ class Target:
 
 
 def load_and_archive(path: Path, rules: Rules, target: Target) -> PreparedSnapshot:
-    """``load_snapshot``, then (after the reply, in the loader) archive the crawl.
+    """``load_new_crawl`` (its first answers sent ahead), then (after the reply, in the
+    loader) archive the crawl.
 
     Args:
         path: the crawl file.
@@ -52,7 +53,7 @@ def load_and_archive(path: Path, rules: Rules, target: Target) -> PreparedSnapsh
         raise ValueError(f"{path.name} is not a snapshot file name")
     data, version = read_file(path, rules.max_file_size)
     snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
-    prepared = PreparedSnapshot.prepare(snapshot, version)
+    prepared = PreparedSnapshot.prepare(snapshot, version, ahead=send_part)
     after_reply(lambda: archive_now(target, snapshot, version, path.parent, rules))
     return prepared
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..crawl.decode import Rules
+from ..live.loader.new_crawl import load_new_crawl
 from ..live.snapshot.past_crawls import ArchivedSnapshot
-from ..live.snapshot.prepared import load_snapshot
 from ..settings.serve import StartupError
 from .arriving import Target, load_and_archive
 from .layout import Contents, look
@@ -101,7 +101,7 @@ def archiving_loads(
     def instead(
         function: Callable[..., Any], args: tuple[Any, ...]
     ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-        if function is load_snapshot:
+        if function is load_new_crawl:
             path, rules = args
             target = targets.get(path.parent)
             if target is not None and isinstance(rules, Rules):

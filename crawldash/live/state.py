@@ -21,7 +21,7 @@ from .memory.presence import Presence
 from .memory.profiles import Profiles
 from .memory.trends import Trends
 from .memory.unique import UniqueCounts
-from .snapshot.prepared import PreparedSnapshot
+from .snapshot.prepared import FirstAnswers, PreparedSnapshot
 
 _encoder = msgspec.json.Encoder()
 
@@ -42,6 +42,7 @@ class State:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.snapshot: PreparedSnapshot | None = None
+        self.first: FirstAnswers | None = None  # a newer crawl's, while the rest is made
         self.status: CrawlerStatus | None = None
         self.history = History(history_size)
         self.presence = Presence()  # which addresses each crawl of the history had
@@ -66,8 +67,36 @@ class State:
         self.data_dir_problem: str | None = None  # why the data folder cannot be watched
         self.loader_trouble: str | None = None  # why the last load failed, till one succeeds
 
+    @property
+    def newest(self) -> PreparedSnapshot | FirstAnswers | None:
+        """The newest crawl served: its first answers, until the whole of it is."""
+        return self.first or self.snapshot
+
+    def set_first(self, first: FirstAnswers) -> None:
+        """Serve a crawl newer than the one served by its first answers (its plain snapshot
+        and its status), while the rest of it is made. Listeners hear of the crawl once it
+        is served whole (``set_snapshot``): its first answers are no event."""
+        if self.snapshot is None or first.timestamp > self.snapshot.timestamp:
+            self.first = first
+            self._status_body = None
+
+    def drop_first(self) -> None:
+        """The crawl whose first answers are served could not be loaded whole after all."""
+        if self.first is not None:
+            self.first = None
+            self._status_body = None
+
+    def snapshot_body(self, coding: str, identity_ok: bool) -> Representation | None:
+        """The newest crawl's ``/api/snapshot`` body in ``coding``; in identity while only its
+        first answers are served (its other codings are made with the rest), if the client
+        takes identity (``identity_ok``). None: no crawl served yet."""
+        if self.first is not None and identity_ok:
+            return self.first.identity
+        return self.snapshot.representations[coding] if self.snapshot else None
+
     def set_snapshot(self, snapshot: PreparedSnapshot) -> None:
         self.snapshot = snapshot
+        self.first = None
         self._status_body = None
         self._tell("snapshot")
         self._tell("status")
@@ -142,16 +171,16 @@ class State:
 
     def next_crawl_expected(self) -> int | None:
         """The latest crawl's time plus the median interval; None if unknown."""
-        interval = self.history.median_interval()
-        if self.snapshot is None or interval is None:
+        interval, newest = self.history.median_interval(), self.newest
+        if newest is None or interval is None:
             return None
-        return self.snapshot.timestamp + interval
+        return newest.timestamp + interval
 
     def seconds_to_next_crawl(self) -> int | None:
         """Worked out once a second per snapshot and history (it is in many answers). Never
         more than one crawl interval: a crawl named ahead of the clock must not have caches
         hold it for longer than the crawler takes to write the next."""
-        now, changes, snapshot = int(self._clock()), self.history.changes, self.snapshot
+        now, changes, snapshot = int(self._clock()), self.history.changes, self.newest
         second, seen_changes, seen_snapshot, seconds = self._to_next_crawl
         if now != second or changes != seen_changes or snapshot is not seen_snapshot:
             expected, interval = self.next_crawl_expected(), self.history.median_interval()
@@ -170,8 +199,8 @@ class State:
 
     def is_stale(self, now: float) -> bool:
         """No snapshot, or the latest is older than the staleness threshold."""
-        snapshot = self.snapshot
-        return snapshot is None or now - snapshot.timestamp > self.effective_stale_after()
+        newest = self.newest
+        return newest is None or now - newest.timestamp > self.effective_stale_after()
 
     def is_stuck(self, now: float) -> bool:
         return self.stuck_reason(now) is not None
@@ -190,7 +219,7 @@ class State:
         return None
 
     def status_at(self, now: int) -> StatusBody:
-        snapshot, status = self.snapshot, self.status
+        snapshot, status = self.newest, self.status
         age = max(0, now - snapshot.timestamp) if snapshot else None
         fallback_height = snapshot.latest_height if snapshot else None
         reason = self.stuck_reason(now)

@@ -11,7 +11,7 @@ from aiohttp import hdrs, web
 from ..live.bodies import Representation
 from ..live.state import State
 from .errors import no_snapshot, not_acceptable
-from .responses import negotiate, respond
+from .responses import negotiate, respond, takes_identity
 
 
 class Latest:
@@ -30,10 +30,10 @@ class Latest:
         self.cache_max_age = cache_max_age  # None: until the next crawl is due
 
     async def snapshot(self, request: web.Request) -> web.Response:
-        served = self.state.snapshot
-        if served is None:
+        accepted = request.headers.get(hdrs.ACCEPT_ENCODING)
+        body = self.state.snapshot_body(coding_for(request), takes_identity(accepted))
+        if body is None:
             raise no_snapshot()
-        body = served.representations[coding_for(request)]
         return respond(request, body, self.until_next_crawl(), vary=True)
 
     async def status(self, request: web.Request) -> web.Response:

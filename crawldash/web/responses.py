@@ -15,7 +15,7 @@ The request path's caches live here too, each bounded, each saving per-request w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
 
@@ -132,6 +132,19 @@ def negotiate(accept_encoding: str | None) -> str | None:
     """The content coding to send for an Accept-Encoding value; None if none is acceptable."""
     if accept_encoding is None:
         return "identity"
+    weight = _weights(accept_encoding)
+    best = max(SERVER_PREFERENCE, key=lambda c: (weight(c), -SERVER_PREFERENCE.index(c)))
+    return best if weight(best) > 0 else None
+
+
+def takes_identity(accept_encoding: str | None) -> bool:
+    """Whether a client takes a body in no content coding: unless it refuses it
+    (``identity;q=0``, or ``*;q=0`` without naming identity)."""
+    return accept_encoding is None or _weights(accept_encoding)("identity") > 0
+
+
+def _weights(accept_encoding: str) -> Callable[[str], float]:
+    """Each content coding's q-value in an Accept-Encoding value."""
     weights: dict[str, float] = {}
     for item in accept_encoding.split(","):
         name, _, params = item.strip().partition(";")
@@ -142,8 +155,7 @@ def negotiate(accept_encoding: str | None) -> str | None:
         default = 0.001 if coding == "identity" else 0.0  # acceptable unless refused, last
         return weights.get(coding, star if star is not None else default)
 
-    best = max(SERVER_PREFERENCE, key=lambda c: (weight(c), -SERVER_PREFERENCE.index(c)))
-    return best if weight(best) > 0 else None
+    return weight
 
 
 def _q(params: str) -> float:

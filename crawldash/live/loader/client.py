@@ -5,16 +5,16 @@ Started once (``python -m crawldash.live.loader.process``; SCHED_BATCH at the se
 niceness, in 0.1 ms slices: a fair share of a busy core, but answering comes first), it
 imports the loading code and forks a child per load, so that the memory a load needed is
 given back when it ends.
-Calls go over a Unix socket, one at a time; each reply comes back as an in-memory file.
-The server side of a call runs in a worker thread, which waits for the reply, reads its
-large bytes objects with the GIL released and unpickles the rest.
+Calls go over a Unix socket, one at a time; each reply comes back as an in-memory file,
+after any parts of it that were ready first (``run(..., on_part=...)``). The server side
+of a call runs in a worker thread, which waits for the reply, reads its large bytes
+objects with the GIL released and unpickles the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import logging
 import os
 import pickle
@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ...crawl.files import LoadError
-from .process import PRELOAD_VARIABLE, SIZE, ended
+from .process import LAST, PRELOAD_VARIABLE, ended
+from .replies import received
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -120,8 +121,21 @@ class LoaderClient:
         self.runs += 1
         threading.Thread(target=call, name="crawldash-head-start", daemon=True).start()
 
-    async def run(self, function: Callable[..., T], *args: Any) -> T:
-        """``function(*args)`` in the loader process (a thread before ``start()``)."""
+    async def run(
+        self, function: Callable[..., T], *args: Any, on_part: Callable[[Any], None] | None = None
+    ) -> T:
+        """``function(*args)`` in the loader process (a thread before ``start()``).
+
+        Args:
+            function: what to run; pickled by name, with ``args``.
+            args: its arguments.
+            on_part: called on the event loop with each part of the answer the call sends
+                ahead of its reply (``process.send_part``), before this returns. A call run
+                in a thread, or taken from a head start, sends none.
+
+        Returns:
+            What ``function`` returned (what it raised is raised here).
+        """
         ahead, self._ahead = self._ahead, None
         if ahead is not None and ahead[0] is function and ahead[1] == args:
             try:
@@ -136,9 +150,10 @@ class LoaderClient:
         if self.instead is not None:
             function, args = self.instead(function, args)
         self.runs += 1
+        parts = None if on_part is None else _on_loop(asyncio.get_running_loop(), on_part)
         for attempt in (1, 2):
             try:
-                return cast(T, await asyncio.to_thread(self._call, function, args))
+                return cast(T, await asyncio.to_thread(self._call, function, args, parts))
             except LoaderHung:
                 self.timeouts += 1
                 log.error(
@@ -167,7 +182,12 @@ class LoaderClient:
         self._stopped = True
         self._close()
 
-    def _call(self, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    def _call(
+        self,
+        function: Callable[..., Any],
+        args: tuple[Any, ...],
+        on_part: Callable[[Any], object] | None = None,
+    ) -> Any:
         with self._one_call:
             if self._stopped:
                 raise LoadError("loader_died", "the server is stopping")
@@ -175,12 +195,12 @@ class LoaderClient:
                 loader = self._socket or self._spawned()
                 loader.settimeout(self.timeout)
                 loader.send(pickle.dumps((function, args), protocol=5))
-                header, fds, _, _ = socket.recv_fds(loader, SIZE.size, 1)
-                if len(header) != SIZE.size or len(fds) != 1:
-                    for fd in fds:
-                        os.close(fd)
-                    raise EOFError
-                kind, value = unpacked(fds[0], SIZE.unpack(header)[0])
+                while True:
+                    (kind, value), more = received(loader)
+                    if more == LAST:
+                        break
+                    if on_part is not None and kind == "ok":
+                        on_part(value)
             except TimeoutError:  # hung, or stopped: it is killed, even stopped
                 self._discard()
                 raise LoaderHung from None
@@ -245,41 +265,10 @@ class LoaderClient:
         return ended(process.wait())
 
 
-def unpacked(fd: int, size: int) -> Any:
-    """The reply in the first ``size`` bytes of ``fd`` (closed after), as ``packed()`` wrote
-    it; EOFError if cut short or naming more (refused before ``os.pread`` allocates it)."""
-    with open(fd, "rb", buffering=0):
-        (length,) = SIZE.unpack(_read(fd, SIZE.size, 0))
-        following = SIZE.size + length
-        if following > size:
-            raise EOFError
-        return _Unpickler(_read(fd, length, SIZE.size), fd, following, size).load()
+def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``call``, made from another thread to run on ``loop``."""
 
+    def soon(value: Any) -> None:
+        loop.call_soon_threadsafe(call, value)
 
-class _Unpickler(pickle.Unpickler):
-    """Unpickles a reply; each large bytes object it names is read from the file once."""
-
-    def __init__(self, stream: bytes, fd: int, following: int, size: int) -> None:
-        super().__init__(io.BytesIO(stream))
-        self.fd, self.following, self.size = fd, following, size
-        self.read: dict[tuple[int, int], bytes] = {}
-
-    def persistent_load(self, pid: Any) -> bytes:
-        start, length = place = pid
-        if place not in self.read:
-            if self.following + start + length > self.size:
-                raise EOFError
-            self.read[place] = _read(self.fd, length, self.following + start)
-        return self.read[place]
-
-
-def _read(fd: int, length: int, offset: int) -> bytes:
-    """``length`` bytes of ``fd`` from ``offset``, read with the GIL released (into the
-    bytes object returned, when they come in one call, as from an in-memory file)."""
-    data = os.pread(fd, length, offset)
-    while len(data) < length:
-        more = os.pread(fd, length - len(data), offset + len(data))
-        if not more:
-            raise EOFError
-        data += more
-    return data
+    return soon

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ...crawl.decode import Rules
 from ...crawl.files import named_ahead, snapshot_timestamp
-from ..snapshot.prepared import load_snapshot
 from .client import LoaderClient
+from .new_crawl import load_new_crawl
 
 
 def start_newest_load(
@@ -35,7 +35,7 @@ def start_newest_load(
     """
     newest = newest_snapshot(data_dir, time.time(), max_clock_skew)
     if newest is not None:
-        loader.head_start(load_snapshot, newest, rules)
+        loader.head_start(load_new_crawl, newest, rules)
     return newest
 
 

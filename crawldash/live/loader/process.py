@@ -12,7 +12,9 @@ records) follows the pickle instead of being inside it, so that the server reads
 straight into a bytes object of its own with the GIL released, and unpickles only the
 rest while holding it (``packed()``, and ``unpacked()`` in ``client.py``). A reply is
 ``("ok", value)``, ``("raised", exception)`` or ``("died", why)`` when the child ended
-without replying (killed, or out of memory). Run as ``python -m
+without replying (killed, or out of memory). Before it, a call may send parts of its
+answer that are ready early (``send_part``: a new crawl's plain snapshot, while the rest of
+it is prepared), each as a reply of its own marked as one more will follow. Run as ``python -m
 crawldash.live.loader.process NICENESS SOCKET_FD``; it ends when the server closes its end.
 
 A load must finish on a machine whose every core is busy (bitnodes' crawler runs beside
@@ -42,7 +44,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-SIZE = struct.Struct(">Q")  # a reply's length, sent with its file; its pickle's, in it
+SIZE = struct.Struct(">Q")  # the length of a reply's pickle, at the start of its file
+HEADER = struct.Struct(">QB")  # sent with a reply's file: its length, and whether more follow
+LAST, PART = 0, 1
 LARGE = 16 * 1024  # bytes objects at least this long follow a reply's pickle, not in it
 PRELOADED = (
     "crawldash.live.snapshot.prepared",
@@ -58,6 +62,7 @@ SCHED_ATTR = struct.Struct("=IIQiIQQQ")
 SCHED_FLAG_KEEP_POLICY = 0x08
 PR_SET_CHILD_SUBREAPER = 36
 _after_reply: list[Callable[[], None]] | None = None  # in a child: work left for after it
+_parts_to: socket.socket | None = None  # in a child: the server's socket, for send_part
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,10 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     with socket.socket(fileno=fd) as server:
         try:
             while call := server.recv(MAX_CALL):
-                reply = in_child(call)
+                reply = in_child(call, server)
                 try:
-                    size = os.fstat(reply).st_size
-                    socket.send_fds(server, [SIZE.pack(size)], [reply])
+                    send_reply(server, reply, LAST)
                 finally:
                     os.close(reply)
         except (ConnectionError, KeyboardInterrupt):  # the server has gone
@@ -129,14 +133,20 @@ def short_slices(slice_ns: int) -> bool:
     return int(libc.syscall(number, 0, ctypes.create_string_buffer(attr), 0)) == 0
 
 
-def in_child(call: bytes) -> int:
-    """A memfd holding the reply to ``call``, made in a child process forked for it."""
+def send_reply(server: socket.socket, reply: int, more: int) -> None:
+    """Send the server the memfd ``reply``, with its length and whether more follow."""
+    socket.send_fds(server, [HEADER.pack(os.fstat(reply).st_size, more)], [reply])
+
+
+def in_child(call: bytes, server: socket.socket) -> int:
+    """A memfd holding the reply to ``call``, made in a child process forked for it (which
+    may send parts of its answer ahead of it, on ``server``)."""
     reply = os.memfd_create("crawldash-reply")
     _reap()
     pid = os.fork()
     if pid == 0:  # the child
-        global _after_reply
-        _after_reply = []
+        global _after_reply, _parts_to
+        _after_reply, _parts_to = [], server
         code = reply_to(call, reply)
         _run_after_reply()
         os._exit(code)
@@ -146,6 +156,31 @@ def in_child(call: bytes) -> int:
         os.lseek(reply, 0, os.SEEK_SET)
         write_all(reply, *packed(("died", ended(os.waitstatus_to_exitcode(status)))))
     return reply
+
+
+def send_part(value: Any) -> bool:
+    """Send ``value`` to the caller now, ahead of the call's reply: the part of an answer
+    that is ready first (the caller may use it while the rest is made; a caller that did
+    not ask for parts skips it).
+
+    Args:
+        value: what to send; pickled as a reply is.
+
+    Returns:
+        False where it cannot be sent: outside a child of the loader process (a load run
+        in a thread), or the server has gone.
+    """
+    if _parts_to is None:
+        return False
+    part = os.memfd_create("crawldash-part")
+    try:
+        write_all(part, *packed(("ok", value)))
+        send_reply(_parts_to, part, PART)
+    except OSError:
+        return False
+    finally:
+        os.close(part)
+    return True
 
 
 def after_reply(work: Callable[[], None]) -> bool:

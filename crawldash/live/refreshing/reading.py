@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ...crawl.count import CrawlCount, read_count
 from ...crawl.decode import Rules
@@ -54,9 +54,10 @@ class Reader:
         *,
         in_loader: bool = False,
         path: Path | None = None,
+        on_part: Callable[[Any], None] | None = None,
     ) -> T | None:
         """``reader`` over the file (``name`` in the data folder, unless ``path`` is given),
-        in the loader process or a worker thread.
+        in the loader process or a worker thread; ``on_part`` as ``LoaderClient.run`` takes it.
 
         Returns:
             What ``reader`` returns; None if the file is gone or unusable (then it is
@@ -65,7 +66,9 @@ class Reader:
         path = path if path is not None else self.data_dir / name
         if not in_loader:
             return await self._guarded(name, version, asyncio.to_thread(reader, path, self.rules))
-        loaded = await self._guarded(name, version, self.loader.run(reader, path, self.rules))
+        loaded = await self._guarded(
+            name, version, self.loader.run(reader, path, self.rules, on_part=on_part)
+        )
         if loaded is not None:
             self.state.loader_trouble = None
         return loaded

@@ -32,11 +32,12 @@ from ...crawl.files import (
 )
 from ..loader.client import LoaderClient
 from ..loader.counters import Counters
+from ..loader.new_crawl import load_new_crawl
 from ..memory.history import HistoryEntry
 from ..memory.index_codec import encode_presence_in_slices
 from ..memory.index_files import HistoryStore, IndexSaver, PresenceStore
 from ..memory.reasons import Evidence
-from ..snapshot.prepared import PreparedSnapshot, load_snapshot
+from ..snapshot.prepared import FirstAnswers, PreparedSnapshot
 from ..state import State
 from .counting import READ_AHEAD, Counting
 from .pairing import Pairing
@@ -241,13 +242,21 @@ class Refresher:
             if self.rejected.known(name, version):
                 continue
             started = time.perf_counter()
-            loaded = await self.reader.read(name, version, load_snapshot, in_loader=True)
+            loaded = await self.reader.read(
+                name, version, load_new_crawl, in_loader=True, on_part=self._serve_first
+            )
             if loaded is not None:
                 await self._serve(loaded, time.perf_counter() - started, listing)
                 return
+            self.state.drop_first()
             tries += 1
             if tries == SNAPSHOT_TRIES and self.state.snapshot is not None:
                 return  # the others next time: each decode is costly
+
+    def _serve_first(self, first: object) -> None:
+        """Serve a new crawl's first answers, sent ahead while the rest of it is made."""
+        if isinstance(first, FirstAnswers):
+            self.state.set_first(first)
 
     async def _serve(self, served: PreparedSnapshot, seconds: float, listing: Listing) -> None:
         """Serve ``served`` as the file version it was read from (one rewritten is read again)."""

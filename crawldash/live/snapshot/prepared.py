@@ -2,13 +2,17 @@
 
 Everything in a PreparedSnapshot is bytes or numbers, so it crosses from the loader process
 cheaply (no per-node objects to rebuild on the serving side).
+
+The plain snapshot body is ready long before the indexes, breakdowns, map and compressed
+codings: a load may hand it ``ahead`` as the crawl's FirstAnswers, so that the new crawl
+is served (``/api/snapshot``, ``/api/status``) while the rest is made.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +66,21 @@ class NodeJson(Mapping[str, bytes]):
 
 
 @dataclass(frozen=True)
+class FirstAnswers:
+    """A new crawl's answers that are ready first: its snapshot body (identity) and what
+    /api/status says of it, served until the whole PreparedSnapshot takes over."""
+
+    timestamp: int
+    total_nodes: int
+    latest_height: int
+    identity: Representation
+    version: FileVersion  # of the file as it was read
+
+
+Ahead = Callable[[FirstAnswers], object]  # hands a load's FirstAnswers on, as they are made
+
+
+@dataclass(frozen=True)
 class PreparedSnapshot:
     """The latest snapshot, its response in every encoding, and its nodes by address."""
 
@@ -78,14 +97,32 @@ class PreparedSnapshot:
     map: PreparedMap  # the nodes grouped by place, for /api/map
 
     @classmethod
-    def prepare(cls, snapshot: Snapshot, version: FileVersion) -> PreparedSnapshot:
-        """Encode and compress the response; slow for a large snapshot: run it off the loop."""
+    def prepare(
+        cls, snapshot: Snapshot, version: FileVersion, ahead: Ahead | None = None
+    ) -> PreparedSnapshot:
+        """Encode and compress the response; slow for a large snapshot: run it off the loop.
+
+        Args:
+            snapshot: the decoded crawl.
+            version: of the file it was read from.
+            ahead: given the crawl's FirstAnswers as soon as they are made.
+
+        Returns:
+            Every answer of the crawl.
+        """
         total, modified = len(snapshot.nodes), version.mtime_ns / 1e9
         api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
+        identity = represent(_encoder.encode(api), modified)
         # zlib and brotli release the GIL: the body is compressed in a thread while the
         # indexes are built here, so that on two cores compressing adds nothing to a load.
         with ThreadPoolExecutor(1, thread_name_prefix="crawldash-compress") as pool:
-            encodings = pool.submit(compressed, represent(_encoder.encode(api), modified))
+            encodings = pool.submit(compressed, identity)
+            if ahead is not None:
+                ahead(
+                    FirstAnswers(
+                        snapshot.timestamp, total, snapshot.latest_height, identity, version
+                    )
+                )
             network = networks_of(snapshot.nodes)
             catalog = NodeCatalog.build(snapshot.nodes, network)
             rows = snapshot.nodes
@@ -110,11 +147,12 @@ class PreparedSnapshot:
             )
 
 
-def load_snapshot(path: Path, rules: Rules) -> PreparedSnapshot:
-    """Read, decode and prepare a snapshot file: what the loader process runs."""
+def load_snapshot(path: Path, rules: Rules, ahead: Ahead | None = None) -> PreparedSnapshot:
+    """Read, decode and prepare a snapshot file: what the loader process runs (``ahead``:
+    as ``PreparedSnapshot.prepare`` takes it)."""
     timestamp = snapshot_timestamp(path.name)
     if timestamp is None:
         raise ValueError(f"{path.name} is not a snapshot file name")
     data, version = read_file(path, rules.max_file_size)
     snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
-    return PreparedSnapshot.prepare(snapshot, version)
+    return PreparedSnapshot.prepare(snapshot, version, ahead)
