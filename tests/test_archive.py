@@ -16,9 +16,11 @@ import urllib.request
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 import pytest
 
-from crawldash.archive.layout import DAY_FILE, MANIFEST, day_of, look
+from crawldash.archive.layout import DAY_FILE, MANIFEST, PARTS, day_of, look
+from crawldash.archive.parquet import WINDOW, crawl_rows
 from crawldash.crawl.decode import decode_snapshot
 from crawldash.tools.fake_crawler import generate_crawls
 from tests.conftest import Serve, eventually, until_served, watching
@@ -79,10 +81,37 @@ def test_backfill_archives_every_crawl_once_and_compacts_complete_days(tmp_path:
         assert sorted(os.listdir(folder)) == [MANIFEST, DAY_FILE]
         listed = json.loads((folder / MANIFEST).read_bytes())["crawls"]
         assert sorted(map(int, listed)) == sorted(t for t in counts if day_of(t) == day)
+        assert {int(t): crawl[2] for t, crawl in listed.items()} == {
+            t: counts[t] for t in counts if day_of(t) == day
+        }  # each crawl's nodes, for the listing once the history has let it go
     newest = archive / "network=main" / f"date={days[-1]}"
-    assert all(name.startswith("part-") for name in os.listdir(newest))
+    names = set(os.listdir(newest)) - {PARTS}
+    assert names == {f"part-{t}.parquet" for t in counts if day_of(t) == days[-1]}
+    parts = json.loads((newest / PARTS).read_bytes())["crawls"]
+    assert {int(t): crawl[2] for t, crawl in parts.items()} == {
+        t: counts[t] for t in counts if day_of(t) == days[-1]
+    }
     assert "archived 0 crawls" in run_archive(data, archive)
     assert rows_per_crawl(archive) == counts  # nothing twice
+
+
+def test_a_day_file_holds_a_row_group_per_window_so_a_crawl_reads_one(tmp_path: Path) -> None:
+    data, archive = tmp_path / "data", tmp_path / "archive"
+    counts = write_crawls(data, crawls=40, interval=1800)  # 20 hours, over a day boundary
+    run_archive(data, archive)
+    (day,) = [d for d in (archive / "network=main").iterdir() if (d / DAY_FILE).exists()]
+    metadata = pq.ParquetFile(day / DAY_FILE).metadata
+    spans = []
+    for index in range(metadata.num_row_groups):
+        statistics = metadata.row_group(index).column(0).statistics  # timestamp
+        spans.append((statistics.min, statistics.max))
+        assert statistics.max // WINDOW == statistics.min // WINDOW  # one window each
+    in_day = sorted(t for t in counts if day_of(t) == day.name[5:])
+    assert len(spans) == len({t // WINDOW for t in in_day}) > 1
+    for timestamp in in_day:  # the rows of a crawl, read back from its row group only
+        rows = crawl_rows(day / DAY_FILE, timestamp)
+        assert len(rows["address"]) == counts[timestamp]
+        assert rows["position"] == list(range(counts[timestamp]))
 
 
 def test_rows_are_typed_with_the_address_type(tmp_path: Path) -> None:

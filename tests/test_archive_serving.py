@@ -13,6 +13,7 @@ import brotli
 from crawldash.app import LOADER, NETWORKS
 from crawldash.archive.layout import look
 from crawldash.archive.pruned import load_pruned
+from crawldash.crawl.decode import Snapshot, decode_snapshot
 from crawldash.live.snapshot.past_crawls import Archive
 from tests.conftest import Client, Serve, eventually, until_served, watching
 from tests.test_archive import END, run_archive, write_crawls
@@ -87,6 +88,45 @@ async def test_pruned_crawls_are_listed_and_served_byte_for_byte(
     again = await answers(client, older[-3:])  # the last few asked for are cached
     assert client.app[LOADER].runs - runs == loads
     assert again == {key: before[key] for key in again}
+
+
+async def test_archived_crawls_older_than_the_history_are_listed_and_served(
+    serve: Serve, data_dir: Path, tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    write_crawls(data_dir, crawls=24)
+    decoded = decoded_crawls(data_dir)
+    run_archive(data_dir, archive)
+    for timestamp in sorted(decoded)[:-1]:  # pruned: only the newest crawl's file stays
+        (data_dir / f"{timestamp}.json").unlink()
+    client = await serve(archive_dir=archive, history_size=3)
+    await until_served(client, END)
+
+    async def all_listed() -> bool:
+        return len(await listing(client)) == len(decoded)
+
+    await eventually(all_listed, within=15)  # the server's look at the archive
+    listed = {ref["timestamp"]: ref for ref in await listing(client)}
+    assert list(listed) == sorted(decoded, reverse=True)  # newest first
+    for timestamp, snapshot in decoded.items():
+        assert listed[timestamp]["total_nodes"] == len(snapshot.nodes)
+        assert listed[timestamp]["latest_height"] == snapshot.latest_height
+    oldest = min(decoded)  # far older than the 3 crawls the history holds
+    path = f"/api/v1/snapshots/{oldest}/"
+    assert listed[oldest]["url"].endswith(path)
+    response = await client.get(path)
+    assert response.status == 200, await response.text()
+    body = await response.json()
+    assert body["total_nodes"] == len(decoded[oldest].nodes)
+    assert list(body["nodes"]) == list(decoded[oldest].nodes)  # in the file's order
+
+
+def decoded_crawls(folder: Path) -> dict[int, Snapshot]:
+    """Every crawl of ``folder``, decoded as crawldash serves it."""
+    return {
+        int(path.stem): decode_snapshot(path.read_bytes(), int(path.stem))
+        for path in folder.glob("*.json")
+    }
 
 
 async def test_a_crawl_neither_in_the_folder_nor_archived_is_404(

@@ -8,4 +8,8 @@ server process itself reads only names and small manifests.
 
 # What the loader process imports at its start, with an archive: a pruned crawl's first
 # answer does not wait for pyarrow's import, and the loads that archive fork with it.
-LOADER_PRELOAD = ("crawldash.archive.parquet", "crawldash.archive.writing")
+LOADER_PRELOAD = (
+    "crawldash.archive.parquet",
+    "crawldash.archive.writing",
+    "crawldash.archive.warm",
+)

@@ -76,7 +76,7 @@ def archive_now(
         del snapshot
         with _catching_up(target) as alone:
             if alone:
-                done = backfill(data_dir, target.archive_dir, target.network, rules)
+                done = backfill(data_dir, target.archive_dir, target.network, rules, processes=1)
                 if done.archived:
                     log.info("archived %d crawls that were missing", len(done.archived))
     except Exception as exc:  # noted for the server, which logs it: never raised on

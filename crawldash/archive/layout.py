@@ -25,6 +25,7 @@ from pathlib import Path
 PART = re.compile(r"part-([0-9]{1,12})\.parquet")
 DAY_FILE = "day.parquet"
 MANIFEST = "_crawls.json"
+PARTS = "_parts.json"  # the crawls of a day's part files, in a manifest's form
 LOCK = ".lock"
 STAGING = ".compacting-"  # a day being compacted, beside the day's folder
 
@@ -32,10 +33,13 @@ STAGING = ".compacting-"  # a day being compacted, beside the day's folder
 @dataclass(frozen=True)
 class CrawlFile:
     """What the archive knows of a crawl's file as it was read: its size and modification
-    time (for Last-Modified, as before the file was pruned)."""
+    time (for Last-Modified, as before the file was pruned), and of the crawl its nodes and
+    consensus height (to list it once the history no longer holds it; None: not known)."""
 
     size: int
     mtime_ns: int
+    nodes: int | None = None
+    height: int | None = None
 
 
 def network_dir(archive_dir: Path, network: str) -> Path:
@@ -56,14 +60,28 @@ def part_path(archive_dir: Path, network: str, timestamp: int) -> Path:
 
 
 def manifest_body(crawls: dict[int, CrawlFile]) -> bytes:
-    """``_crawls.json`` (and each file's ``crawldash.crawls`` metadata): its crawls."""
-    listed = {str(t): [c.size, c.mtime_ns] for t, c in sorted(crawls.items())}
+    """``_crawls.json``, ``_parts.json`` and each file's ``crawldash.crawls`` metadata: its
+    crawls, each as ``[size, mtime_ns, nodes, height]``."""
+    listed = {str(t): [c.size, c.mtime_ns, c.nodes, c.height] for t, c in sorted(crawls.items())}
     return json.dumps({"crawls": listed}, separators=(",", ":")).encode()
 
 
 def manifest_crawls(body: bytes) -> dict[int, CrawlFile]:
+    """The crawls of ``manifest_body()`` (those of an archive written before the nodes and
+    height were kept have two fields: those are None)."""
     listed = json.loads(body)["crawls"]
-    return {int(t): CrawlFile(int(size), int(mtime)) for t, (size, mtime) in listed.items()}
+    return {int(t): _crawl_file(*fields) for t, fields in listed.items()}
+
+
+def _crawl_file(
+    size: int, mtime_ns: int, nodes: int | None = None, height: int | None = None
+) -> CrawlFile:
+    return CrawlFile(
+        int(size),
+        int(mtime_ns),
+        None if nodes is None else int(nodes),
+        None if height is None else int(height),
+    )
 
 
 @dataclass
@@ -73,6 +91,7 @@ class Contents:
     files: dict[int, Path] = field(default_factory=dict)  # crawl -> the file holding it
     bytes: int = 0  # of every data file (parquet, manifests)
     days: dict[str, list[int]] = field(default_factory=dict)  # day -> its crawls
+    counts: dict[int, tuple[int, int | None]] = field(default_factory=dict)  # nodes, height
 
     @property
     def newest(self) -> int | None:
@@ -96,38 +115,58 @@ def look(archive_dir: Path, network: str) -> Contents:
     except OSError:
         return contents
     for day in days:
-        if not day.name.startswith("date=") or not day.is_dir():
-            continue
-        crawls = contents.days.setdefault(day.name[5:], [])
-        try:
-            entries = list(os.scandir(day.path))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith(".") or not entry.is_file():
-                continue
-            contents.bytes += entry.stat().st_size
-            match = PART.fullmatch(entry.name)
-            if match is not None:
-                contents.files[int(match.group(1))] = Path(entry.path)
-                crawls.append(int(match.group(1)))
-            elif entry.name == MANIFEST:
-                for timestamp in _read_manifest(Path(entry.path)):
-                    contents.files.setdefault(timestamp, Path(day.path) / DAY_FILE)
-                    crawls.append(timestamp)
+        if day.name.startswith("date=") and day.is_dir():
+            _look_at_day(Path(day.path), contents)
     return contents
 
 
-def _read_manifest(path: Path) -> dict[int, CrawlFile]:
+def _look_at_day(folder: Path, contents: Contents) -> None:
+    """Add a day's crawls, their files, bytes and counts (where known) to ``contents``."""
+    crawls = contents.days.setdefault(folder.name[5:], [])
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    known: dict[int, CrawlFile] = {}
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_file():
+            continue
+        contents.bytes += entry.stat().st_size
+        match = PART.fullmatch(entry.name)
+        if match is not None:
+            contents.files[int(match.group(1))] = Path(entry.path)
+            crawls.append(int(match.group(1)))
+        elif entry.name == MANIFEST:
+            compacted = read_manifest(Path(entry.path))
+            known |= compacted
+            for timestamp in compacted:
+                contents.files.setdefault(timestamp, folder / DAY_FILE)
+                crawls.append(timestamp)
+        elif entry.name == PARTS:
+            known = read_manifest(Path(entry.path)) | known
+    for timestamp, crawl in known.items():
+        if crawl.nodes is not None and timestamp in contents.files:
+            contents.counts[timestamp] = (crawl.nodes, crawl.height)
+
+
+def read_manifest(path: Path) -> dict[int, CrawlFile]:
+    """The crawls of a manifest (``_crawls.json``, ``_parts.json``); none if unreadable."""
     try:
         return manifest_crawls(path.read_bytes())
     except (OSError, ValueError, KeyError, TypeError):
         return {}
 
 
+def holds(archive_dir: Path, network: str, timestamp: int) -> bool:
+    """Whether a crawl is archived: its part file, or its day's manifest naming it (a
+    look at one folder, not the archive's: what a writer asks with the lock held)."""
+    part = part_path(archive_dir, network, timestamp)
+    return part.exists() or timestamp in day_manifest(part.parent)
+
+
 def day_manifest(folder: Path) -> dict[int, CrawlFile]:
     """The crawls a day folder's compacted file holds (none if not compacted)."""
-    return _read_manifest(folder / MANIFEST)
+    return read_manifest(folder / MANIFEST)
 
 
 @contextmanager

@@ -6,6 +6,11 @@ port and timestamp, so each node's rows are side by side; what a node repeats (i
 agent, place, operator) is dictionary-coded in runs, and what steps (the timestamp, the
 height) is delta-coded; then zstd. Only ``position`` (the node's place in each crawl's
 fresh order) is as random as the crawler made it.
+
+A day file holds one row group per WINDOW of the day's crawls (each sorted by node): a
+crawl read back reads only its window's row group, found by its timestamp statistics,
+not the whole day; each row group repeats its dictionaries, so fewer and longer windows
+compress better (docs/archive.md has the sizes measured).
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ METADATA_KEY = b"crawldash.crawls"  # each file's crawls, as in _crawls.json
 DELTA_CODED = ("timestamp", "height", "position")
 ZSTD_LEVEL = 9  # a compacted day's: written once, kept for good
 PART_ZSTD_LEVEL = 1  # a crawl's part: written fast, rewritten at the day's compaction
-ROW_GROUP_ROWS = 4 << 20  # a day of 15,000 nodes is one row group
+WINDOW = 4 * 3600  # seconds of crawls per row group of a day file: 6 a day
 _TYPES = {"int64": pa.int64(), "int32": pa.int32(), "string": pa.string(), "float64": pa.float64()}
 STRINGS = [name for name, kind in SCHEMA if kind == "string"]
 ARROW_SCHEMA = pa.schema([(name, _TYPES[kind]) for name, kind in SCHEMA])
 SERVED = [name for name in NAMES if name not in ("network", "address_type")]  # read back
 SERVED_STRINGS = [name for name in STRINGS if name in SERVED]
 SERVED_SCHEMA = pa.schema([ARROW_SCHEMA.field(name) for name in SERVED])
+TIMESTAMP = NAMES.index("timestamp")
 
 
 def table_of(columns: Mapping[str, Sequence[Any]]) -> pa.Table:
@@ -44,36 +50,47 @@ def table_of(columns: Mapping[str, Sequence[Any]]) -> pa.Table:
     )
 
 
-def write(
-    table: pa.Table, path: Path, crawls: dict[int, CrawlFile], level: int = ZSTD_LEVEL
-) -> int:
-    """Sort ``table`` and write it to ``path`` atomically (a temporary file beside it,
-    flushed to disk, then renamed over): a reader sees the whole file or none.
+def encode(table: pa.Table, crawls: dict[int, CrawlFile], level: int = ZSTD_LEVEL) -> bytes:
+    """``table``'s rows as a Parquet file: one row group per WINDOW, each sorted by node.
 
     Args:
         table: rows of the archive's schema, in any order.
-        path: the file to write.
         crawls: the crawls the rows are of, kept in the file's metadata.
         level: zstd's.
 
     Returns:
+        The file's bytes.
+    """
+    schema = ARROW_SCHEMA.with_metadata({METADATA_KEY: manifest_body(crawls)})
+    windows = pc.divide(table["timestamp"], WINDOW)  # integers: floor for crawls after 1970
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(
+        sink,
+        schema,
+        compression="zstd",
+        compression_level=level,
+        use_dictionary=[n for n in NAMES if n not in DELTA_CODED],
+        column_encoding=dict.fromkeys(DELTA_CODED, "DELTA_BINARY_PACKED"),
+        write_statistics=["timestamp", "address", "port", "network", "address_type"],
+    ) as writer:
+        for window in sorted(pc.unique(windows).to_pylist()):
+            rows = table.filter(pc.equal(windows, window))
+            ordered = rows.sort_by([(key, "ascending") for key in SORT_KEYS])
+            writer.write_table(ordered, row_group_size=max(1, len(ordered)))
+    return bytes(sink.getvalue())
+
+
+def write_bytes(path: Path, body: bytes) -> int:
+    """Write a file atomically (a temporary file beside it, flushed to disk, then renamed
+    over): a reader sees the whole file or none.
+
+    Returns:
         The bytes written.
     """
-    ordered = table.sort_by([(key, "ascending") for key in SORT_KEYS])
-    ordered = ordered.replace_schema_metadata({METADATA_KEY: manifest_body(crawls)})
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            pq.write_table(
-                ordered,
-                handle,
-                compression="zstd",
-                compression_level=level,
-                use_dictionary=[n for n in NAMES if n not in DELTA_CODED],
-                column_encoding=dict.fromkeys(DELTA_CODED, "DELTA_BINARY_PACKED"),
-                row_group_size=ROW_GROUP_ROWS,
-                write_statistics=["timestamp", "address", "port", "network", "address_type"],
-            )
+            handle.write(body)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temp, 0o644)
@@ -81,7 +98,14 @@ def write(
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return path.stat().st_size
+    return len(body)
+
+
+def write(
+    table: pa.Table, path: Path, crawls: dict[int, CrawlFile], level: int = ZSTD_LEVEL
+) -> int:
+    """``encode`` then ``write_bytes``: the file's bytes written."""
+    return write_bytes(path, encode(table, crawls, level))
 
 
 def crawls_in(path: Path) -> dict[int, CrawlFile]:
@@ -94,15 +118,27 @@ def read(path: Path) -> pa.Table:
     return pq.read_table(path, schema=ARROW_SCHEMA)
 
 
-def crawl_rows(path: Path, timestamp: int) -> dict[str, list[Any]]:
-    """One crawl's rows of a file, as columns (``nodes_of()`` takes them), but those the
-    served form does not hold (``network``, ``address_type``). A day's crawls are
-    interleaved (sorted by node) in one row group, so no row group can be skipped (a filter
-    pushed down to the reader measured slower): the columns are read whole, their strings
-    kept as the dictionaries they are stored as (not made into a day's worth of strings),
-    then the crawl's rows taken. ``ParquetFile``, not ``read_table``: the first answer does
-    not wait for pyarrow's dataset module to be imported."""
-    table = pq.ParquetFile(path, read_dictionary=SERVED_STRINGS).read(columns=SERVED)
-    table = table.filter(pc.equal(table["timestamp"], timestamp)).combine_chunks()
-    table = table.cast(SERVED_SCHEMA)
+def crawl_rows(path: Path | pa.NativeFile, timestamp: int) -> dict[str, list[Any]]:
+    """One crawl's rows of a file, in the crawl's order (by ``position``), as columns
+    (``nodes_of()`` takes them), but those the served form does not hold (``network``,
+    ``address_type``). Only the row groups whose timestamp statistics may hold the crawl
+    are read (one, in a day file: its window); their strings are kept as the dictionaries
+    they are stored as until the crawl's rows are taken. ``ParquetFile``, not
+    ``read_table``: the first answer does not wait for pyarrow's dataset module."""
+    file = pq.ParquetFile(path, read_dictionary=SERVED_STRINGS)
+    metadata = file.metadata
+    groups = [
+        index
+        for index in range(metadata.num_row_groups)
+        if _may_hold(metadata.row_group(index).column(TIMESTAMP).statistics, timestamp)
+    ]
+    table = file.read_row_groups(groups, columns=SERVED, use_threads=False)
+    table = table.filter(pc.equal(table["timestamp"], timestamp))
+    table = table.take(pc.sort_indices(table["position"])).cast(SERVED_SCHEMA)
     return {name: table[name].to_pylist() for name in SERVED}
+
+
+def _may_hold(statistics: pq.Statistics | None, timestamp: int) -> bool:
+    if statistics is None or not statistics.has_min_max:
+        return True
+    return bool(statistics.min <= timestamp <= statistics.max)

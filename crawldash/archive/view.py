@@ -46,7 +46,9 @@ class ArchiveView:
         thread); a new failure is logged once, and so is the recovery."""
         contents = look(self.target.archive_dir, self.target.network)
         outcome = read_outcome(self.target.outcome)
-        if contents.files.keys() != self.contents.files.keys():
+        if contents.files.keys() != self.contents.files.keys() or (
+            contents.counts.keys() != self.contents.counts.keys()
+        ):
             self.changes += 1
         before, self.contents, self.outcome = self.outcome, contents, outcome
         self.looked_at = time.monotonic()
@@ -68,6 +70,11 @@ class ArchiveView:
         union = sorted(archived | set(files), reverse=True) if archived else files
         self._merged = (files, self.changes, union)
         return union
+
+    def counted(self, timestamp: int) -> tuple[int, int | None] | None:
+        """An archived crawl's nodes and consensus height, as its writer counted them (None:
+        not archived, or archived before they were kept)."""
+        return self.contents.counts.get(timestamp)
 
     async def load(self, timestamp: int) -> ArchivedSnapshot | None:
         """A crawl the archive holds, in every served form, loaded in the loader process."""

@@ -102,6 +102,9 @@ class Kept(Protocol):
     def listed(self, files: list[int]) -> list[int]:
         """The crawls of ``files`` (newest first) and those kept, newest first."""
 
+    def counted(self, timestamp: int) -> tuple[int, int | None] | None:
+        """A kept crawl's nodes and consensus height, if known."""
+
     async def load(self, timestamp: int) -> ArchivedSnapshot | None:
         """A kept crawl in every form, or None."""
 
@@ -134,6 +137,10 @@ class Archive:
     def listed(self, files: list[int]) -> list[int]:
         """The crawls that can be served, newest first: ``files``, and those kept."""
         return files if self.kept is None else self.kept.listed(files)
+
+    def counted(self, timestamp: int) -> tuple[int, int | None] | None:
+        """A kept crawl's nodes and height (what lists a crawl the history lacks), if known."""
+        return None if self.kept is None else self.kept.counted(timestamp)
 
     async def get(
         self, timestamp: int, files: Mapping[int, tuple[str, FileVersion]]

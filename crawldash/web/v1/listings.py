@@ -53,23 +53,20 @@ class V1:
         self._pages: dict[tuple[object, ...], bytes] = {}  # list pages, until a change
         self._pages_for: tuple[object, int, str, int] | None = None  # files, history,
         # snapshot, archive
+        self._listed: list[tuple[int, int, int | None]] | None = None  # until a change
         self.searches = Searches()
 
     async def snapshots(self, request: web.Request) -> web.Response:
         page = snapshots_query(request.rel_url.raw_query_string)
-        history = self.state.history
         base = self.links.base(request)  # pages differ by where they were asked for
         key = ("snapshots", page, base)
         body = self._page(key)
         if body is None:
-            listed = self.archive.listed(self.state.crawl_files)  # and the archive's
-            counted = [t for t in listed if history.holds(t)]
-            refs = []
-            for timestamp in counted[page.start : page.start + page.limit]:
-                entry = history.get(timestamp)
-                assert entry is not None
-                url = f"{base}/api/v1/snapshots/{timestamp}/"
-                refs.append(V1SnapshotRef(url, timestamp, entry.reachable, entry.height))
+            counted = self._counted()
+            refs = [
+                V1SnapshotRef(f"{base}/api/v1/snapshots/{timestamp}/", timestamp, nodes, height)
+                for timestamp, nodes, height in counted[page.start : page.start + page.limit]
+            ]
             next_, previous = self._links(request, page, len(counted), PAGE_PARAMETERS)
             body = self._keep(
                 key, _encoder.encode(V1SnapshotList(len(counted), next_, previous, refs))
@@ -150,6 +147,21 @@ class V1:
 
         return (link(page.page + 1) if after else None, link(page.page - 1) if before else None)
 
+    def _counted(self) -> list[tuple[int, int, int | None]]:
+        """Every crawl listed, newest first, with its nodes and height: those of the folder
+        the history has counted, and those of the archive (counted as they were archived,
+        however old). Made once per change (``_page`` forgets it), not per request."""
+        if self._listed is None:
+            history, listed = self.state.history, []
+            for timestamp in self.archive.listed(self.state.crawl_files):
+                entry = history.get(timestamp)
+                counted = (entry.reachable, entry.height) if entry else None
+                counted = counted or self.archive.counted(timestamp)
+                if counted is not None:
+                    listed.append((timestamp, *counted))
+            self._listed = listed
+        return self._listed
+
     def _served(self) -> PreparedSnapshot:
         served = self.state.snapshot
         if served is None:
@@ -169,6 +181,7 @@ class V1:
         if previous is None or previous[0] is not made_for[0] or previous[1:] != made_for[1:]:
             self._pages.clear()
             self._pages_for = made_for
+            self._listed = None
         return self._pages.get(key)
 
     def _keep(self, key: tuple[object, ...], body: bytes) -> bytes:
