@@ -4,6 +4,7 @@ the caller before its reply."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -84,34 +85,42 @@ def test_first_answers_name_the_crawl_until_it_is_served_whole_or_dropped():
 
 
 async def test_the_plain_snapshot_is_served_ahead_of_the_rest(serve, data_dir):
-    write_snapshot(data_dir, TS - 600, export_body(rows(50)))
+    now = int(time.time())
+    new, older = now - 10, now - 900  # the next crawl was due 300 s ago: answers expire
+    write_snapshot(data_dir, now - 1500, export_body(rows(40)))
+    write_snapshot(data_dir, older, export_body(rows(50)))
     client = await serve()
-    await until_served(client, TS - 600)
+    await until_served(client, older)
     await watching(client)
     state = client.app[NETWORKS][0].state
     seen: list[tuple[int, int]] = []  # (first answers', whole snapshot's) timestamps
     set_first = state.set_first
 
+    max_ages: list[int | None] = []  # what the answers still about the older crawl say
+
     def look(first: FirstAnswers) -> None:
+        max_ages.append(state.seconds_to_next_crawl())
         set_first(first)
+        max_ages.append(state.seconds_to_next_crawl())
         if state.first is not None and state.snapshot is not None:
             seen.append((state.first.timestamp, state.snapshot.timestamp))
 
     state.set_first = look
-    write_snapshot(data_dir, TS, export_body(rows(60_000, first_octet=10)))
+    write_snapshot(data_dir, new, export_body(rows(60_000, first_octet=10)))
 
     async def status_names_it() -> bool:
         status = await (await client.get("/api/status")).json()
-        return bool(status["snapshot_timestamp"] == TS)
+        return bool(status["snapshot_timestamp"] == new)
 
     await eventually(status_names_it, within=30)
     # As soon as the status names it, the snapshot is it, whatever coding was asked for.
     plain = await client.get("/api/snapshot", headers={"Accept-Encoding": "gzip, br"})
-    assert (await plain.json())["timestamp"] == TS
-    assert seen == [(TS, TS - 600)]  # served ahead of the rest, once
-    await until_served(client, TS)
+    assert (await plain.json())["timestamp"] == new
+    assert seen == [(new, older)]  # served ahead of the rest, once
+    assert max_ages == [0, 0]  # caches keep the older crawl's answers no longer
+    await until_served(client, new)
     gzipped = await client.get("/api/snapshot", headers={"Accept-Encoding": "gzip"})
     assert gzipped.headers["Content-Encoding"] == "gzip"
     assert (await gzipped.json())["total_nodes"] == 60_000
     breakdown = await (await client.get("/api/breakdown?by=network")).json()
-    assert breakdown["timestamp"] == TS
+    assert breakdown["timestamp"] == new

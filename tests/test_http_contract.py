@@ -15,7 +15,7 @@ from crawldash.app import NETWORKS, create_app
 from crawldash.settings.serve import Settings
 from crawldash.web.responses import negotiate
 
-from .conftest import Client, eventually, watching
+from .conftest import Client, until_served, watching
 from .factories import export_body, rows, write_snapshot
 from .test_error_contract import EVERY_PATH
 
@@ -183,11 +183,7 @@ async def test_kept_answers_follow_each_new_crawl(serve, data_dir):
         assert 290 <= max_age <= 300
     write_snapshot(data_dir, now - 10, export_body(rows(9)))  # the next is due in 590 s
 
-    async def served() -> bool:
-        status = await (await client.get("/api/status")).json()
-        return bool(status["snapshot_timestamp"] == now - 10)
-
-    await eventually(served)
+    await until_served(client, now - 10)  # whole: its first answers come ahead of the rest
     for points, max_age in await asked():
         assert points == [5, 6, 7, 9]
         assert 580 <= max_age <= 590

@@ -170,17 +170,18 @@ class State:
         return self._status_body[1]
 
     def next_crawl_expected(self) -> int | None:
-        """The latest crawl's time plus the median interval; None if unknown."""
-        interval, newest = self.history.median_interval(), self.newest
-        if newest is None or interval is None:
+        """The latest crawl's time plus the median interval; None if unknown. The crawl
+        served whole: answers still about it must not be cached as if about a newer one."""
+        interval = self.history.median_interval()
+        if self.snapshot is None or interval is None:
             return None
-        return newest.timestamp + interval
+        return self.snapshot.timestamp + interval
 
     def seconds_to_next_crawl(self) -> int | None:
         """Worked out once a second per snapshot and history (it is in many answers). Never
         more than one crawl interval: a crawl named ahead of the clock must not have caches
         hold it for longer than the crawler takes to write the next."""
-        now, changes, snapshot = int(self._clock()), self.history.changes, self.newest
+        now, changes, snapshot = int(self._clock()), self.history.changes, self.snapshot
         second, seen_changes, seen_snapshot, seconds = self._to_next_crawl
         if now != second or changes != seen_changes or snapshot is not seen_snapshot:
             expected, interval = self.next_crawl_expected(), self.history.median_interval()
