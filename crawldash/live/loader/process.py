@@ -145,6 +145,9 @@ def in_child(call: bytes, server: socket.socket) -> int:
     _reap()
     pid = os.fork()
     if pid == 0:  # the child
+        # It lives for one call and its memory goes back when it ends: the collector would
+        # only walk the crawl's objects again and again while they are made.
+        gc.disable()
         global _after_reply, _parts_to
         _after_reply, _parts_to = [], server
         code = reply_to(call, reply)
