@@ -147,6 +147,10 @@ def test_the_node_page_in_chromium(tmp_path: Path):
         expect(page).to_have_url(f"{base}/n/main/nodes/2001:db8::1-8333/")
         expect(page.locator("#node-title")).to_have_text(IPV6)
         expect(page.locator("#node-state")).to_have_text("UP")
+        # Its presence and changes drawn, before the page is left (else their requests are
+        # cut short, which the page would see as failures).
+        expect(page.locator("#runs-bar")).to_have_attribute("data-runs", re.compile(r"^\d+$"))
+        expect(page.locator("#changes-note")).not_to_be_empty()
         page.goto(f"{base}/n/main/")
         page.fill("#address", UPGRADED)  # kept: the dashboard asks for its latency (a 404 else)
         page.keyboard.press("Enter")

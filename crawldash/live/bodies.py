@@ -1,17 +1,80 @@
-"""A response body with its validators and content codings, built once per change."""
+"""A response body with its validators and content codings, built once per change; and a
+large body's bytes in a memory file, which the server sends with ``os.sendfile``."""
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import hashlib
+import os
+import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from email.utils import formatdate
+from functools import cached_property
 
 import brotli
 
 GZIP_LEVEL = 6
 BROTLI_QUALITY = 6  # the highest qualities cost seconds per snapshot for a few % of size
 CODINGS = ("gzip", "br")
+# A body smaller than this is sent as bytes: the copies a file saves cost about what its
+# extra system calls do (the headers go in one of their own). A memory file's pages are
+# shared memory (Shmem), outside the process's RSS.
+SENDFILE_MIN = 128 * 1024
+_NO_FILE = -1  # made and failed (no memfd here, or no descriptor left), or closed
+_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+
+class BodyFile:
+    """A body's bytes and, once asked for, the same bytes in an anonymous memory file (a
+    sealed Linux memfd): ``os.sendfile`` hands its pages to a socket, where bytes written
+    to a socket are copied, and by aiohttp before that. The file is closed when this object
+    is dropped (with the crawl or answer it belongs to) or by ``close()``; pickled, only
+    the bytes travel."""
+
+    __slots__ = ("__weakref__", "_closer", "_fd", "body")
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self._fd: int | None = None  # None: not made yet
+        self._closer: weakref.finalize[[int], BodyFile] | None = None
+
+    def __reduce__(self) -> tuple[type[BodyFile], tuple[bytes]]:
+        return BodyFile, (self.body,)
+
+    def fd(self) -> int | None:
+        """The memory file's descriptor, made on the first call; None if the body is under
+        SENDFILE_MIN, or no file could be made (not Linux, or no descriptor left), or it
+        was closed: the body is then sent as bytes."""
+        if self._fd is None:
+            made = _memory_file(self.body) if len(self.body) >= SENDFILE_MIN else None
+            self._fd = _NO_FILE if made is None else made
+            if made is not None:
+                self._closer = weakref.finalize(self, os.close, made)
+        return None if self._fd == _NO_FILE else self._fd
+
+    def close(self) -> None:
+        """Close the memory file, if one was made; later calls of ``fd()`` return None."""
+        if self._closer is not None:
+            self._closer()
+        self._fd = _NO_FILE
+
+
+def _memory_file(body: bytes) -> int | None:
+    try:
+        fd = os.memfd_create("crawldash-body", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    except (AttributeError, OSError):  # not Linux, or out of descriptors
+        return None
+    try:
+        view, written = memoryview(body), 0
+        while written < len(body):
+            written += os.write(fd, view[written:])
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)  # what is sent is what was hashed
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 @dataclass(frozen=True)
@@ -29,6 +92,21 @@ class Representation:
         if self.encoding:
             headers["Content-Encoding"] = self.encoding
         object.__setattr__(self, "headers", headers)
+
+    @cached_property
+    def file(self) -> BodyFile:
+        """The body, to be sent from a memory file if it is large (made in the server, on
+        the first request that sends it)."""
+        return BodyFile(self.body)
+
+
+def release_files(representations: Iterable[Representation]) -> None:
+    """Close the memory files of bodies no longer served (a send under way goes on as
+    bytes), rather than when the collector finds the crawl they belonged to."""
+    for representation in representations:
+        made = representation.__dict__.get("file")  # made on a first send, else never
+        if made is not None:
+            made.close()
 
 
 def tag_of(body: bytes) -> str:

@@ -12,7 +12,7 @@ import msgspec
 
 from ..crawl.files import FileVersion
 from ..models import CrawlerStatus, StatusBody
-from .bodies import Representation, represent
+from .bodies import Representation, release_files, represent
 from .memory.backfill import OlderCrawls
 from .memory.changes import Changes
 from .memory.checks import CheckAnswers
@@ -95,7 +95,9 @@ class State:
         return self.snapshot.representations[coding] if self.snapshot else None
 
     def set_snapshot(self, snapshot: PreparedSnapshot) -> None:
-        self.snapshot = snapshot
+        before, self.snapshot = self.snapshot, snapshot
+        if before is not None and before is not snapshot:
+            release_files(before.representations.values())
         self.first = None
         self._status_body = None
         self._tell("snapshot")

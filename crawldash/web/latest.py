@@ -34,7 +34,7 @@ class Latest:
         body = self.state.snapshot_body(coding_for(request), takes_identity(accepted))
         if body is None:
             raise no_snapshot()
-        return respond(request, body, self.until_next_crawl(), vary=True)
+        return respond(request, body, self.until_next_crawl(), vary=True, from_file=True)
 
     async def status(self, request: web.Request) -> web.Response:
         return respond(request, self.state.status_body(), "no-cache")

@@ -5,21 +5,25 @@ CSV export) is answered from bytes instead of a search over every node.
 Two kinds are kept, in one budget of bytes, the least recently asked for given up first:
 the positions a filter matched, keyed by the parsed (normalised) filter and order, which
 every page and format of the same filter shares; and each answer as sent, keyed by its
-raw query string and the base its links are made from. All are dropped when another crawl
-is served. An answer made for a crawl replaced meanwhile is not kept.
+raw query string and the base its links are made from, as a ``BodyFile``: a large one
+(a CSV export) is sent from its memory file, which is counted in the budget beside its
+bytes and closed when the answer is given up. All are dropped when another crawl is
+served. An answer made for a crawl replaced meanwhile is not kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 
+from ..live.bodies import SENDFILE_MIN, BodyFile
 from ..live.memory.answers import KeptAnswers
 from ..live.snapshot.prepared import PreparedSnapshot
 
-MAX_BYTES = 16 * 1024 * 1024  # a CSV of every node of a 15,000-node crawl is ~2.5 MB
-LARGEST_SHARE = 4  # an answer over a quarter of the budget is made each time, not kept
+# A CSV of every node of a 15,000-node crawl is ~2.5 MB, twice that with its memory file.
+MAX_BYTES = 16 * 1024 * 1024
+LARGEST_SHARE = 2  # an answer over half the budget is made each time, not kept
 
-Kept = bytes | memoryview
+Kept = BodyFile | memoryview
 
 
 class NodeAnswers:
@@ -43,16 +47,21 @@ class NodeAnswers:
             ask: a filter's or an answer's key.
 
         Returns:
-            The bytes kept (or positions, as a memoryview of unsigned ints); None if none.
+            The answer kept (or positions, as a memoryview of unsigned ints); None if none.
         """
         return self._kept.get(ask, self._follow(served))
 
-    def put(self, served: PreparedSnapshot, ask: Hashable, answer: Kept) -> None:
+    def put(self, served: PreparedSnapshot, ask: Hashable, answer: Kept) -> bool:
         """Keep ``answer``, made from ``served``, unless another crawl has been asked about
-        since or it is over a LARGEST_SHARE of the budget."""
+        since or it is over a LARGEST_SHARE of the budget.
+
+        Returns:
+            Whether it was kept.
+        """
         if served is not self._served or _size(answer) * LARGEST_SHARE > self._kept.max_bytes:
-            return
+            return False
         self._kept.put(ask, self._generation, answer)
+        return True
 
     def _follow(self, served: PreparedSnapshot) -> int:
         if served is not self._served:
@@ -62,4 +71,7 @@ class NodeAnswers:
 
 
 def _size(answer: Kept) -> int:
-    return answer.nbytes if isinstance(answer, memoryview) else len(answer)
+    if isinstance(answer, memoryview):
+        return answer.nbytes
+    size = len(answer.body)
+    return 2 * size if size >= SENDFILE_MIN else size  # and its memory file

@@ -12,8 +12,9 @@ from array import array
 from collections.abc import Callable, Generator, Sequence
 from typing import TypeVar
 
-from aiohttp import hdrs, web
+from aiohttp import web
 
+from ..live.bodies import BodyFile
 from ..live.snapshot.catalog import CSV_HEADER, STEP
 from ..live.snapshot.prepared import PreparedSnapshot
 from ..live.state import State
@@ -22,7 +23,7 @@ from .latest import coding_for
 from .links import Links
 from .node_answers import NodeAnswers
 from .queries import NodesQuery, breakdown_query, nodes_query
-from .responses import JSON, headers_for, plain, respond
+from .responses import JSON, plain, respond
 
 CSV_ROWS_PER_STEP = 1000
 ROWS_PER_STEP = 500  # JSON rows of a page made in one step
@@ -80,8 +81,10 @@ class NodeRoutes:
         served = self._served()
         ask = (raw, self.links.base(request))  # links differ by where they were asked for
         kept = self.kept.get(served, ask)
-        body = kept if isinstance(kept, bytes) else None
-        if body is None:
+        answer: bytes | BodyFile
+        if isinstance(kept, BodyFile):
+            answer = kept
+        else:
             found = await self._found(served, query)
             if query.format == "csv":
                 made = _csv(served, found)
@@ -89,15 +92,12 @@ class NodeRoutes:
                 made = _addresses(served, found)
             else:
                 made = _page(request, self.links, served, found, query)
-            body = await self.searches.run(made)
-            self.kept.put(served, ask, body)
+            made_now = BodyFile(await self.searches.run(made))
+            # Kept, it is sent from a memory file; not kept, as bytes (a file costs a copy)
+            answer = made_now if self.kept.put(served, ask, made_now) else made_now.body
         if query.format == "csv":
-            name = f"crawldash-nodes-{served.timestamp}.csv"
-            disposition: dict[str, str] = {
-                hdrs.CONTENT_DISPOSITION: f'attachment; filename="{name}"'
-            }
-            return web.Response(body=body, headers=headers_for(CSV, disposition))
-        return plain(body, TEXT if query.format == "addresses" else JSON)
+            return plain(answer, CSV, filename=f"crawldash-nodes-{served.timestamp}.csv")
+        return plain(answer, TEXT if query.format == "addresses" else JSON)
 
     async def _found(self, served: PreparedSnapshot, query: NodesQuery) -> Sequence[int]:
         """Positions of the nodes the query's filters match, in its order: kept per filter

@@ -6,7 +6,8 @@ The request path's caches live here too, each bounded, each saving per-request w
 - ``_header_sets``: finished 200 and 304 header sets per body and Cache-Control value, so a
   response copies one prepared multidict instead of assembling five headers (read-only:
   ``web.Response`` copies the headers it is given, so they are handed over as they are);
-- ``_plain_headers``: the same for answers without validators, per Content-Type;
+- ``_plain_headers``: the same for answers without validators, per Content-Type (and an
+  attachment's file name);
 - ``negotiate``: the coding chosen per distinct ``Accept-Encoding`` value (clients send a
   handful), instead of parsing q-values per request;
 - ``matches`` and ``_http_date``: ``If-None-Match`` and ``If-Modified-Since`` per distinct
@@ -22,7 +23,8 @@ from functools import lru_cache
 from aiohttp import hdrs, web
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from ..live.bodies import Representation
+from ..live.bodies import BodyFile, Representation
+from .sendfile import file_body
 
 # On every response, set only here; the Server header names no versions.
 COMMON_HEADERS = {"X-Content-Type-Options": "nosniff", "Server": "crawldash"}
@@ -34,7 +36,8 @@ _HeaderKey = tuple[str, int, str, bool, str]
 _HeaderSet = tuple[CIMultiDictProxy[str], CIMultiDictProxy[str]]
 _header_sets: dict[_HeaderKey, _HeaderSet] = {}
 _MAX_HEADER_SETS = 256  # a few bodies, each with a Cache-Control that changes every second
-_plain_headers: dict[str, CIMultiDictProxy[str]] = {}  # by Content-Type
+# By Content-Type and an attachment's file name
+_plain_headers: dict[tuple[str, str | None], CIMultiDictProxy[str]] = {}
 
 
 def headers_for(
@@ -50,12 +53,28 @@ def headers_for(
     return headers
 
 
-def plain(body: bytes, content_type: str = JSON) -> web.Response:
-    """200 with a body that has no validators (check answers, health, metrics)."""
-    headers = _plain_headers.get(content_type)
-    if headers is None:
-        headers = _plain_headers[content_type] = CIMultiDictProxy(headers_for(content_type))
+def plain(
+    body: bytes | BodyFile, content_type: str = JSON, *, filename: str | None = None
+) -> web.Response:
+    """200 with a body that has no validators (check answers, health, metrics, node lists),
+    sent from its memory file if it is a large ``BodyFile``; ``filename``: an attachment's
+    (Content-Disposition)."""
+    key = (content_type, filename)
+    headers = _plain_headers.get(key) or _build_plain_headers(key)
+    if isinstance(body, BodyFile):
+        return web.Response(body=file_body(body, content_type), headers=headers)
     return web.Response(body=body, headers=headers)
+
+
+def _build_plain_headers(key: tuple[str, str | None]) -> CIMultiDictProxy[str]:
+    content_type, filename = key
+    extra: dict[str, str] = {}
+    if filename is not None:
+        extra[hdrs.CONTENT_DISPOSITION] = f'attachment; filename="{filename}"'
+    if len(_plain_headers) >= _MAX_HEADER_SETS:  # a file name per crawl
+        _plain_headers.clear()
+    headers = _plain_headers[key] = CIMultiDictProxy(headers_for(content_type, extra))
+    return headers
 
 
 def respond(
@@ -66,14 +85,19 @@ def respond(
     vary: bool = False,
     content_type: str = JSON,
     extra: Mapping[str, str] | None = None,
+    from_file: bool = False,
 ) -> web.Response:
-    """200 with the body, or 304 with the same headers and no body if the client has it."""
+    """200 with the body, or 304 with the same headers and no body if the client has it.
+    ``from_file``: a large body is sent from its memory file (``sendfile``), which lives
+    as long as the representation: for bodies held one per crawl, such as the snapshot."""
     key = (representation.etag, representation.modified, cache_control, vary, content_type)
     header_set = _header_sets.get(key) or _build_header_set(key, representation)
     if is_fresh(request, representation):
         response = web.Response(status=304, headers=header_set[1])
     else:
-        response = web.Response(body=representation.body, headers=header_set[0])
+        body = representation.body
+        sent = file_body(representation.file, content_type) if from_file else body
+        response = web.Response(body=sent, headers=header_set[0])
     if extra:
         response.headers.update(extra)
     return response
