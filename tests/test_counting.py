@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from crawldash.crawl import count
 from crawldash.crawl.address import NETWORKS, network_of
-from crawldash.crawl.count import count_nodes
+from crawldash.crawl.breakdown import breakdowns, networks_of
+from crawldash.crawl.count import CrawlCount, count_nodes
 from crawldash.crawl.decode import Rules, decode_snapshot
 from crawldash.crawl.files import FileVersion, LoadError, list_data_dir
 from crawldash.live.loader.client import LoaderClient
@@ -84,6 +86,99 @@ def test_a_count_is_what_the_loader_decodes(form: str):
         hosts = [a.rpartition(":")[0].strip("[]") for a in snapshot.nodes]
         expected = tuple(sum(network_of(h) == n for h in hosts) for n in NETWORKS)
         assert counted.networks == expected
+
+
+def assert_counted_as_loaded(body: bytes) -> CrawlCount:
+    """The count of a crawl is what the loader makes of it: the same addresses in the same
+    order, height, networks, and by value the breakdowns of the latest crawl."""
+    counted, snapshot = count_nodes(body), decode_snapshot(body, TS)
+    assert counted.addresses == list(snapshot.nodes)
+    assert (counted.nodes, counted.latest_height) == (len(snapshot.nodes), snapshot.latest_height)
+    loaded = breakdowns(snapshot.nodes, snapshot.latest_height, networks_of(snapshot.nodes))
+    assert counted.networks == tuple(dict(loaded["network"]).get(n, 0) for n in NETWORKS)
+    assert counted.tallies == {by: dict(rows) for by, rows in loaded.items() if by != "network"}
+    return counted
+
+
+def test_counts_by_value_are_the_breakdowns_of_the_loaded_crawl():
+    varied = [
+        *rows(4, height=900_000),
+        row("198.51.100.7", height=899_999, agent="/Satoshi:26.0.0/"),  # behind by one
+        row("198.51.100.8", height=900_009),  # ahead
+        row("198.51.100.9", height=899_000),  # far behind
+        row(ONION, tor=True, agent="/Satoshi:25.0.0/"),  # no country: counted under None
+    ]
+    varied[0][5] = 0  # no service bit: counted under None
+    varied[1][5] = 1 << 11 | 1 << 20  # P2P_V2 and an unknown bit
+    varied[2][2] = 70015
+    counted = assert_counted_as_loaded(export_body(varied))
+    assert counted.tallies["height"] == {
+        "consensus": 5,
+        "behind_1_6": 1,
+        "ahead": 1,
+        "behind_more": 1,
+    }
+
+
+def test_rows_off_the_usual_port_are_their_own_nodes():
+    """A crawl's usual port need not be its first row's; one host on two ports is two
+    nodes; a host first seen on another port is spelled anew on the usual one."""
+    testnet = [row(f"198.51.100.{i}", 18333) for i in range(6)]
+    body = export_body(
+        [
+            row("203.0.113.1", 8333),  # first, off the usual port
+            *testnet,
+            row("198.51.100.1", 8333),  # a host of the usual port, on another
+            row("2001:DB8::1", 18444),
+            row("2001:db8::1", 18333),
+            row("198.51.100.2", 70000),  # no such port: skipped
+        ]
+    )
+    for _ in range(2):  # the second time from the hosts it remembers
+        counted = assert_counted_as_loaded(body)
+        assert counted.nodes == 10
+        assert "198.51.100.1:8333" in counted.addresses
+        assert "198.51.100.1:18333" in counted.addresses
+
+
+def test_a_count_is_exact_when_its_memory_starts_again(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(count, "KNOWN_MAX", 3)
+    for first_octet in (198, 203, 198):
+        body = export_body([*rows(5, first_octet=first_octet), row("not an address")])
+        assert assert_counted_as_loaded(body).nodes == 5
+    remembered = count._Spellings.current
+    assert remembered is not None
+    assert len(remembered.by_port[8333]) == 6  # the first two crawls' hosts forgotten
+
+
+def test_a_count_refuses_a_wrong_type_in_a_field_it_does_not_count():
+    """Fields the history does not keep (here the organisation) are still checked: a
+    crawl the loader refuses gets no point."""
+    bad = row("198.51.100.1")
+    bad[14] = 12389
+    body = export_body([*rows(3), bad])
+    with pytest.raises(LoadError) as counted:
+        count_nodes(body)
+    with pytest.raises(LoadError) as loaded:
+        decode_snapshot(body, TS)
+    assert counted.value.kind == loaded.value.kind == "decode"
+    assert str(counted.value) == str(loaded.value)
+
+
+@pytest.mark.parametrize("nodes", [0, 3])
+async def test_a_count_crosses_from_a_counting_process_whole(tmp_path: Path, nodes: int):
+    """What a counting process sends back (its addresses packed as one string) is the
+    count made in this process, an empty crawl's included."""
+    path = write_snapshot(
+        tmp_path, TS, export_body([*rows(nodes - 1), row(ONION, tor=True)] if nodes else [])
+    )
+    counters = Counters(workers=1)
+    try:
+        counted = await counters.count(path, Rules(10**7, allow_empty=True))
+    finally:
+        counters.stop()
+    assert counted == count_nodes(path.read_bytes(), allow_empty=True)
+    assert len(counted.addresses) == nodes
 
 
 @pytest.mark.parametrize(

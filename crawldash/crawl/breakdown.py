@@ -49,9 +49,9 @@ _FIELDS = {
     "country": attrgetter("country"),
     "asn": attrgetter("asn"),
     "user_agent": attrgetter("user_agent"),
-    "version": attrgetter("protocol_version"),
 }
-_services, _height = attrgetter("services"), attrgetter("height")
+# Taken together: a crawl has few distinct triples of them, so one pass counts all three.
+_numbers = attrgetter("protocol_version", "services", "height")
 
 
 def service_names(services: int) -> list[str]:
@@ -91,36 +91,51 @@ def breakdowns(
     return {by: sorted(counts[by].items(), key=_order) for by in BY}
 
 
-def tally(
-    nodes: Collection[Counted], consensus: int, heights: Counter[int] | None = None
-) -> dict[str, Counter[Value]]:
+def tally(nodes: Collection[Counted], consensus: int) -> dict[str, Counter[Value]]:
+    """A crawl's nodes counted by every key but network, by the rules of ``breakdowns``,
+    against the consensus height given (``tally_crawl`` has the rest of the doc)."""
+    return tally_crawl(nodes, consensus)[1]
+
+
+def tally_crawl(
+    nodes: Collection[Counted], consensus: int | None = None
+) -> tuple[int, dict[str, Counter[Value]]]:
     """A crawl's nodes counted by every key but network, by the rules of ``breakdowns``:
     what the history keeps of each crawl, so that its counts and the latest crawl's
     breakdowns agree.
 
     Args:
         nodes: each node once (the later of two rows for one address), as rows.
-        consensus: the crawl's consensus height (``consensus_of``).
-        heights: the nodes' heights, if already counted (for the consensus, say).
+        consensus: the crawl's consensus height; None: the most common of these nodes'
+            heights (``consensus_of``).
 
     Returns:
-        Per key, each value (None for a node without one) and its number of nodes. Each
-        key is one pass in C (``Counter`` over ``attrgetter``), no Python step per node:
-        the history of a backlog is counted in processes that must keep pace with the
-        decoding of its files.
+        The consensus height, and per key each value (None for a node without one) and
+        its number of nodes. Each pass over the nodes is in C (``Counter`` over
+        ``attrgetter``), with no Python step per node: the history of a backlog is
+        counted in processes that must keep pace with the decoding of its files.
     """
     counts: dict[str, Counter[Value]] = {
         by: Counter(map(field, nodes)) for by, field in _FIELDS.items()
     }
-    bits: Counter[Value] = Counter()
-    for services, count in Counter(map(_services, nodes)).items():
-        for name in service_names(services) or (None,):
-            bits[name] += count
+    versions: Counter[Value] = Counter()
+    services: Counter[int] = Counter()
+    heights: Counter[int] = Counter()
+    for (version, bits, height), count in Counter(map(_numbers, nodes)).items():
+        versions[version] += count
+        services[bits] += count
+        heights[height] += count
+    if consensus is None:
+        consensus = consensus_of(heights)
+    names: Counter[Value] = Counter()
+    for bits, count in services.items():
+        for name in service_names(bits) or (None,):
+            names[name] += count
     bands: Counter[Value] = Counter()
-    for height, count in (heights or Counter(map(_height, nodes))).items():
+    for height, count in heights.items():
         bands[height_band(height, consensus)] += count
-    counts["services"], counts["height"] = bits, bands
-    return counts
+    counts["version"], counts["services"], counts["height"] = versions, names, bands
+    return consensus, counts
 
 
 def consensus_of(heights: Counter[int]) -> int:

@@ -2,16 +2,18 @@
 breakdowns, its consensus height and which addresses it had, without building its nodes.
 
 A long history repeats the same nodes crawl after crawl, so the canonical spelling and
-network of each ``(host, port)`` a process has seen are kept (up to KNOWN_MAX of them):
-a process that counts many crawls spells each node once, not once per crawl. Past the
-decoding of the rows, a crawl costs one Python step per row (its address) and passes in C
-(``Counter`` over the rows) for its networks and values.
+network of each host a process has seen are kept, per port (up to KNOWN_MAX of them): a
+process that counts many crawls spells each node once, not once per crawl. Past the
+decoding of its rows, a crawl costs passes in C over them (``map`` and ``Counter``), and a
+Python step only for a row on a port other than the crawl's usual one, or a host not seen
+before.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -21,8 +23,9 @@ import msgspec
 
 from ..models import ExportRow
 from .address import NETWORKS, AddressError, canonical_address, network_of
-from .breakdown import Counted, Value, consensus_of, tally
+from .breakdown import Value, tally, tally_crawl
 from .decode import (
+    CrawlRow,
     Rules,
     check_usable,
     decode_snapshot,
@@ -33,11 +36,19 @@ from .decode import (
 )
 from .files import read_file
 
-KNOWN_MAX = 500_000  # (host, port) pairs remembered; past it, the memory starts again
+KNOWN_MAX = 500_000  # hosts remembered; past it, the memory starts again
+UNUSABLE = ""  # the address of a row whose host or port is not usable: never a real one
 _NETWORK_INDEX = {network: index for index, network in enumerate(NETWORKS)}
-_known: dict[tuple[str, int], str] = {}  # -> the canonical address
-_networks: dict[str, int] = {}  # canonical address -> its network's index in NETWORKS
-_height = attrgetter("height")
+_host, _port = attrgetter("address"), attrgetter("port")
+
+
+class _CountedRow(ExportRow, frozen=True, array_like=True, gc=False):
+    """An export row as the loader decodes it, but left out of the garbage collector's
+    view: its fields are strings, numbers and nulls, which make no cycles, and a crawl's
+    15,000 tracked rows would make its collections walk them, crawl after crawl."""
+
+
+_counted_rows = msgspec.json.Decoder(list[_CountedRow])
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,23 @@ class CrawlCount:
     latest_height: int
     addresses: list[str]  # canonical host:port
     tallies: dict[str, dict[Value, int]]  # key -> value -> nodes (None: no value)
+
+    def __reduce__(self) -> tuple[Callable[..., CrawlCount], tuple[object, ...]]:
+        """Pickled with its addresses as one string, a line each (no address holds a line
+        break): what a counting process sends back, as one copy, not one item per node."""
+        joined = "\n".join(self.addresses)
+        return _unpickled, (self.nodes, self.networks, self.latest_height, joined, self.tallies)
+
+
+def _unpickled(
+    nodes: int,
+    networks: tuple[int, ...],
+    latest_height: int,
+    joined: str,
+    tallies: dict[str, dict[Value, int]],
+) -> CrawlCount:
+    addresses = joined.split("\n") if joined else []
+    return CrawlCount(nodes, networks, latest_height, addresses, tallies)
 
 
 def read_count(path: Path, rules: Rules) -> CrawlCount:
@@ -68,41 +96,101 @@ def count_nodes(data: bytes, allow_empty: bool = False) -> CrawlCount:
         by_value = _plain(tally(keyed.values(), snapshot.latest_height))
         return CrawlCount(len(keyed), tallied, snapshot.latest_height, list(keyed), by_value)
     try:
-        rows = export_decoder.decode(data)
+        rows = _decode_rows(data)
     except (msgspec.DecodeError, RecursionError) as exc:
         raise does_not_decode(exc) from None
-    if len(_known) >= KNOWN_MAX:  # between two crawls: a crawl's addresses stay known
-        _known.clear()
-        _networks.clear()
-    latest: dict[str, Any] = {}  # address -> its row; the later of two rows wins
+    spellings = _Spellings.now()
+    addresses = spellings.addresses(rows)
+    unique = dict.fromkeys(addresses)  # each address once, where it first comes
+    nodes: Sequence[Any] = rows  # each node's row, all of one form
     skipped = 0
-    for row in rows:
-        address = _known.get((row.address, row.port))
+    if UNUSABLE in unique or len(unique) < len(addresses):  # rare: rows to skip or merge
+        skipped = addresses.count(UNUSABLE)
+        latest = dict(zip(addresses, rows, strict=True))  # the later of two rows wins
+        latest.pop(UNUSABLE, None)
+        unique.pop(UNUSABLE, None)
+        nodes = list(latest.values())
+    check_usable(len(unique), skipped, allow_empty)
+    networks = Counter(map(spellings.networks.__getitem__, unique))
+    by_network = tuple(networks[index] for index in range(len(NETWORKS)))
+    if nodes and isinstance(nodes[0], CrawlRow):  # crawl-only rows, with few fields
+        nodes = [row.node() for row in nodes]
+    height, by_key = tally_crawl(nodes)
+    return CrawlCount(len(unique), by_network, height, list(unique), _plain(by_key))
+
+
+def _decode_rows(data: bytes) -> list[_CountedRow] | list[ExportRow] | list[CrawlRow]:
+    try:
+        return _counted_rows.decode(data)
+    except msgspec.ValidationError:  # crawl-only rows, or the loader's reasons for neither
+        return export_decoder.decode(data)
+
+
+class _Spellings:
+    """What a process remembers of the hosts it has seen: per port, each host as written
+    and its canonical address (UNUSABLE if it has none); and each address's network (its
+    index in NETWORKS)."""
+
+    current: _Spellings | None = None  # the memory counts use, until it is full
+
+    def __init__(self) -> None:
+        self.by_port: dict[int, dict[str, str]] = {}
+        self.networks: dict[str, int] = {}
+
+    @classmethod
+    def now(cls) -> _Spellings:
+        """The memory for the next count: a new one once this one holds KNOWN_MAX hosts. A
+        count under way in another thread keeps the one it began with."""
+        current = cls.current
+        if current is None or sum(map(len, current.by_port.values())) >= KNOWN_MAX:
+            current = cls.current = cls()
+        return current
+
+    def addresses(self, rows: Sequence[ExportRow | CrawlRow]) -> list[str]:
+        """Each row's canonical address (UNUSABLE if it has none), in the order of the
+        rows. Most rows are of a host seen before on the crawl's usual port: one lookup
+        each, in C."""
+        if not rows:
+            return []
+        hosts: list[str] = list(map(_host, rows))
+        ports: list[int] = list(map(_port, rows))
+        usual = _usual_port(ports)
+        addresses: list[str | None] = list(map(self.by_port.setdefault(usual, {}).get, hosts))
+        if ports.count(usual) < len(ports):
+            for index, port in enumerate(ports):
+                if port != usual:
+                    addresses[index] = self.address(hosts[index], port)
+        with contextlib.suppress(ValueError):  # a None left: a host new on the usual port
+            index = addresses.index(None)
+            while True:
+                addresses[index] = self.address(hosts[index], usual)
+                index = addresses.index(None, index + 1)
+        return addresses  # type: ignore[return-value]  # no None is left
+
+    def address(self, host: str, port: int) -> str:
+        """The canonical address of a host as written and a port, remembered."""
+        known = self.by_port.setdefault(port, {})
+        address = known.get(host)
         if address is None:
             try:
-                address = _remember(row.address, row.port)
+                address = canonical_address(host, port)
             except AddressError:
-                skipped += 1
-                continue
-        latest[address] = row
-    check_usable(len(latest), skipped, allow_empty)
-    networks = Counter(map(_networks.__getitem__, latest))
-    by_network = tuple(networks[index] for index in range(len(NETWORKS)))
-    nodes: Collection[Counted] = latest.values()
-    if latest and not isinstance(rows[0], ExportRow):  # crawl-only rows, with few fields
-        nodes = [row.node() for row in latest.values()]
-    heights = Counter(map(_height, nodes))
-    height = consensus_of(heights)
-    counted = _plain(tally(nodes, height, heights))
-    return CrawlCount(len(latest), by_network, height, list(latest), counted)
+                address = UNUSABLE
+            else:
+                network = network_of(address.rpartition(":")[0].strip("[]"))
+                self.networks[address] = _NETWORK_INDEX[network]
+            known[host] = address
+        return address
+
+
+def _usual_port(ports: list[int]) -> int:
+    """The crawl's most common port (the first row's, if half the rows have it)."""
+    first = ports[0]
+    if ports.count(first) * 2 >= len(ports):
+        return first
+    return Counter(ports).most_common(1)[0][0]
 
 
 def _plain(tallied: dict[str, Counter[Value]]) -> dict[str, dict[Value, int]]:
     """Plain dicts: what crosses from a counting process, pickled."""
     return {key: dict(counted) for key, counted in tallied.items()}
-
-
-def _remember(host: str, port: int) -> str:
-    address = _known[host, port] = canonical_address(host, port)
-    _networks[address] = _NETWORK_INDEX[network_of(address.rpartition(":")[0].strip("[]"))]
-    return address

@@ -152,6 +152,9 @@ class Refresher:
                 await self.poll_status()
             pending = self.counting.update(listing, ())  # less the crawl just served
             counted = pending[:count_budget]
+            if self.counters is not None and len(pending) > count_budget:
+                counted = []  # a backlog: counted by the batches, never ahead of a new crawl
+                self._more_to_count.set()
             if count_bytes is not None:
                 sizes = accumulate(listing.snapshots[t][1].size for t in counted)
                 counted = [t for t, size in zip(counted, sizes, strict=True) if size <= count_bytes]
