@@ -24,6 +24,10 @@ from .refresher import Refresher
 log = logging.getLogger(__name__)
 MAX_BACKOFF = 60.0
 TICK_MS = 500  # how often an idle watcher wakes: to close the start-up race, to recheck files
+# How long a folder must be quiet before its changes are taken: a new crawl waits for it
+# once; a file still being written past it is read torn, refused as such, and read again
+# when its writing changes it.
+STEP_MS = 20
 FOLDER_POLL_SECONDS = 0.25  # how often a missing data folder is looked for
 
 
@@ -116,7 +120,7 @@ class Watcher:
             watch_filter=crawler_files,
             stop_event=stop,
             debounce=self.debounce_ms,
-            step=50,
+            step=STEP_MS,
             rust_timeout=TICK_MS,
             yield_on_timeout=True,
             force_polling=polling,
