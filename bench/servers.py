@@ -105,6 +105,18 @@ def wait_served(base: str, timestamp: int, since: float, within: float) -> float
     return time.monotonic() - since
 
 
+def wait_whole(base: str, timestamp: int, within: float) -> None:
+    """Wait until crawldash serves the crawl ``timestamp`` whole: its first answers come
+    ahead of the rest, and the history has its point only once the loader is done with it
+    (a crawl written before that would wait behind the load)."""
+    started = time.monotonic()
+    while time.monotonic() - started < within:
+        points = msgspec.json.decode(get(base + "/api/history?limit=1")[1])
+        if points and points[-1]["timestamp"] == timestamp:
+            return
+        time.sleep(POLL)
+
+
 def measure(url: str, pid: int, headers: dict[str, str], runs: int, seconds: int) -> list[Sample]:
     return [wrk(url, pid, seconds, headers) for _ in range(runs)]
 

@@ -28,7 +28,7 @@ from bench.load import Sample, free_port
 from bench.peer_server import Unavailable
 from bench.rows import Measure, Note, Row, Section, Shape, Unit, Versus
 from bench.scenarios.writing import SETTLE
-from bench.servers import POLL, get, measure, measure_slow, server, status, wait_idle
+from bench.servers import POLL, get, measure, measure_slow, server, status, wait_idle, wait_whole
 
 WINDOW = 691_200  # seconds: alt-bitnodes' widest window (8 days)
 LATE = 30.0  # seconds after which a crawl written counts as not served
@@ -159,7 +159,9 @@ def _theirs(base: str) -> int | None:
 def written_to_served(
     folder: Path, timestamp: int, body: bytes, base: str, newest: Callable[[str], int | None]
 ) -> float | None:
-    """Seconds from writing the crawl until ``newest(base)`` names it; None past 30 s."""
+    """Seconds from writing the crawl until ``newest(base)`` names it; None past 30 s.
+    Then, for crawldash, until it is served whole (the next is written to an idle
+    loader, as a crawl 10 minutes later finds it)."""
     write_crawl(folder, timestamp, body)
     started = time.monotonic()
     while newest(base) != timestamp:
@@ -167,5 +169,7 @@ def written_to_served(
             return None
         time.sleep(POLL)
     took = time.monotonic() - started
+    if newest is _ours:
+        wait_whole(base, timestamp, LATE)
     time.sleep(SETTLE)
     return took

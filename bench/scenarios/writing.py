@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.data import write_crawl
-from bench.servers import get, status, wait_served
+from bench.servers import get, status, wait_served, wait_whole
 
 SETTLE = 0.3  # seconds left after a crawl is served before the next is written
 
@@ -43,13 +43,15 @@ class Delays:
 def written_to_served(
     base: str, folder: Path, crawls: list[tuple[int, bytes]], limit: float
 ) -> Delays:
-    """Each crawl written in turn, once the one before is served (or ``limit`` passed)."""
+    """Each crawl written in turn, once the one before is served whole, as a crawl 10
+    minutes after the one before finds crawldash (or ``limit`` passed), and SETTLE more."""
     seconds, late = [], 0
     for timestamp, body in crawls:
         write_crawl(folder, timestamp, body)
         served = wait_served(base, timestamp, time.monotonic(), limit)
         late += served is None
         seconds.append(limit if served is None else served)
+        wait_whole(base, timestamp, limit)
         time.sleep(SETTLE)
     return Delays(tuple(seconds), late, limit)
 
