@@ -161,6 +161,7 @@ def negotiate(accept_encoding: str | None) -> str | None:
     return best if weight(best) > 0 else None
 
 
+@lru_cache(maxsize=256)
 def takes_identity(accept_encoding: str | None) -> bool:
     """Whether a client takes a body in no content coding: unless it refuses it
     (``identity;q=0``, or ``*;q=0`` without naming identity)."""
