@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -44,6 +45,15 @@ def watching(base: str) -> bool:
             if line.startswith(b"crawldash_watcher_watching{")
         ]
         return bool(lines) and all(line.endswith(b" 1.0") for line in lines)
+
+
+def served_whole(base: str, timestamp: int) -> bool:
+    """True once the server at ``base`` serves the crawl ``timestamp`` whole: its history
+    has the crawl's point, which comes with every answer but the plain snapshot and the
+    status (those are served a moment earlier, ahead of the rest)."""
+    with urllib.request.urlopen(f"{base}/api/history?limit=1", timeout=5) as response:
+        points = json.loads(response.read())
+    return bool(points) and points[-1]["timestamp"] == timestamp
 
 
 def free_port() -> int:

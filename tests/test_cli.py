@@ -15,7 +15,7 @@ from crawldash.settings.serve import Settings
 from crawldash.web import server
 
 from .factories import export_body, rows, write_snapshot, write_status
-from .process import serving, wait_until, watching
+from .process import served_whole, serving, wait_until, watching
 
 TS = 1_700_000_000
 
@@ -109,7 +109,8 @@ def test_serve_as_a_real_process(tmp_path: Path):
         assert get(f"{base}/api/status")[1]["state"] == "running"
         wait_until(lambda: watching(base))  # changes from now on are seen as they happen
         write_snapshot(data_dir, TS + 600, export_body(rows(25)))
-        wait_until(lambda: get(f"{base}/api/snapshot")[1]["total_nodes"] == 25)
+        wait_until(lambda: served_whole(base, TS + 600))  # /api/check too, not only the body
+        assert get(f"{base}/api/snapshot")[1]["total_nodes"] == 25
         status, answer = get(f"{base}/api/check?address=198.0.0.24:8333")
         assert (status, answer["reachable"]) == (200, True)
         status, error = get(f"{base}/api/check?address=nope")

@@ -17,7 +17,7 @@ from crawldash.crawl.propagation import LatencyFile, pack, write_latency
 from crawldash.web.dashboard import CSP
 
 from .factories import export_body, row, write_snapshot
-from .process import serving, wait_until, watching
+from .process import served_whole, serving, wait_until, watching
 from .test_browser import CHROMIUM, FLAGS, contrast, error_of, get
 
 pytestmark = [
@@ -58,7 +58,7 @@ class Seen:
 
 
 def served(base: str, timestamp: int) -> bool:
-    return bool(get(base + "/n/main/api/status")["snapshot_timestamp"] == timestamp)
+    return served_whole(base + "/n/main", timestamp)
 
 
 def day(timestamp: int) -> str:
