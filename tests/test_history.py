@@ -18,6 +18,7 @@ from crawldash.live.memory import history as history_module
 from crawldash.live.memory.history import History, HistoryEntry
 from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.refreshing.refresher import Refresher
+from crawldash.live.refreshing.watcher import Watcher
 from crawldash.live.state import State
 from crawldash.settings.serve import Settings
 
@@ -139,7 +140,8 @@ def test_a_listing_names_only_the_crawls_that_changed(data_dir: Path):
 
 
 async def test_refreshes_count_new_and_rewritten_older_crawls(serve, data_dir, monkeypatch):
-    monkeypatch.setattr("crawldash.app.BACKFILL_DELAY", 60)  # only refreshes count here
+    monkeypatch.setattr("crawldash.app.BACKFILL_DELAY", 60)  # only this test's refreshes
+    monkeypatch.setattr(Watcher, "run", _idle)  # count here: the watcher's would race them
     newest = 1_700_006_000
     write_snapshot(data_dir, newest, export_body(rows(9)))
     client = await serve()
@@ -155,6 +157,10 @@ async def test_refreshes_count_new_and_rewritten_older_crawls(serve, data_dir, m
     await refresher.refresh()
     points = await (await client.get("/api/history")).json()
     assert [p["reachable"] for p in points] == [7, 2, 1, 9]
+
+
+async def _idle(_watcher: Watcher, stop: asyncio.Event) -> None:
+    await stop.wait()
 
 
 def test_a_listing_can_look_again_at_named_files_only(data_dir: Path):
