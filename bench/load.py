@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import re
 import socket
 import subprocess
@@ -29,10 +30,20 @@ class Sample:
     requests: int
 
 
+PORTS = range(20_000, 32_768)  # below Linux's ephemeral range (ip_local_port_range)
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port free now, for a server about to start. Not port 0's choice: that
+    comes from the ephemeral range, where the bench's own clients (wrk, the polls) take
+    their local ports too, so one could hold it by the time the server binds."""
+    while True:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", random.choice(PORTS)))
+            except OSError:
+                continue
+            return int(sock.getsockname()[1])
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -72,14 +83,21 @@ def _kids(task: Path) -> list[str]:
         return []
 
 
-def wait_ready(url: str, within: float = 60) -> float:
-    """Seconds until ``url`` answers; RuntimeError past ``within``."""
+def wait_ready(
+    url: str, within: float = 60, process: subprocess.Popen[bytes] | None = None
+) -> float:
+    """Seconds until ``url`` answers; RuntimeError past ``within``, or as soon as
+    ``process`` (the server expected to answer) has exited."""
     started = time.monotonic()
     while True:
         try:
             urllib.request.urlopen(url, timeout=2).close()
             return time.monotonic() - started
         except OSError:
+            if process is not None and (code := process.poll()) is not None:
+                raise RuntimeError(
+                    f"the server exited with status {code} before {url} answered"
+                ) from None
             if time.monotonic() - started > within:
                 raise RuntimeError(f"{url} did not answer within {within:.0f} s") from None
             time.sleep(0.01)

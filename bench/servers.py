@@ -52,7 +52,7 @@ def server(
         )
         try:
             try:
-                wait_ready(ready)
+                wait_ready(ready, process=process)
             except RuntimeError as error:
                 raise RuntimeError(f"{error}; its output: {log}\n{tail(log)}") from None
             yield process

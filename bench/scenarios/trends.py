@@ -10,14 +10,15 @@ import statistics
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from bench import data
-from bench.config import REPO
+from bench.config import REPO, Config
 from bench.context import Bench
 from bench.rows import Measure, Row, Section, Shape, Unit
-from bench.servers import PY, get, wait_history, wait_served
+from bench.servers import PY, get, wait_history, wait_whole
 
 WINDOW = 2_592_000  # 30 days: 4,320 crawls of 10 minutes
 UNIQUE_LIMIT = 50.0  # ms of server CPU for the first answer after a crawl
@@ -47,14 +48,9 @@ def unique_first(bench: Bench) -> Measure:
         wait_history(running.base)
         for timestamp, body in bench.take(NEW_CRAWLS):
             data.write_crawl(bench.data.data15k, timestamp, body)
-            if wait_served(running.base, timestamp, time.monotonic(), config.wait_limit) is None:
-                raise RuntimeError(f"crawl {timestamp} not served in {config.wait_limit} s")
-            time.sleep(SETTLE)
-            before = cpu_ns(running.pid)
-            answer = json.loads(get(running.base + url)[1])
-            spent.append((cpu_ns(running.pid) - before) / 1e6)
-            if answer["to"] != timestamp:
-                raise RuntimeError(f"the presence lacks crawl {timestamp}: {answer}")
+            wait_whole(running.base, timestamp, config.wait_limit)
+            cpu, answer = first_answer_about(running.base + url, running.pid, timestamp, config)
+            spent.append(cpu)
             crawls, unique = answer["crawls"], answer["unique"]
     return Measure(
         Section.TARGETS,
@@ -67,6 +63,24 @@ def unique_first(bench: Bench) -> Measure:
         limits=(UNIQUE_LIMIT, UNIQUE_LIMIT),
         details=f"{len(spent)} crawls; {unique:,} distinct addresses; cached after",
     )
+
+
+def first_answer_about(
+    url: str, pid: int, timestamp: int, config: Config
+) -> tuple[float, dict[str, Any]]:
+    """The server CPU (ms) of the first answer of ``url`` whose window ends at the crawl
+    ``timestamp``, and that answer. The crawl's presence is set in slices after its history
+    point, so on a busy machine an answer SETTLE seconds later may still end at the crawl
+    before: such answers are not what is measured, and are asked again."""
+    started = time.monotonic()
+    while True:
+        time.sleep(SETTLE)
+        before = cpu_ns(pid)
+        answer = json.loads(get(url)[1])
+        if answer["to"] == timestamp:
+            return (cpu_ns(pid) - before) / 1e6, answer
+        if time.monotonic() - started > config.wait_limit:
+            raise RuntimeError(f"the presence lacks crawl {timestamp}: {answer}")
 
 
 def cpu_ns(pid: int) -> int:
