@@ -51,9 +51,10 @@ def serve(aiohttp_client: ClientFactory, settings: Settings) -> Serve:
 
 
 async def served_timestamp(client: Client) -> int | None:
-    """The timestamp of the crawl ``/api/snapshot`` serves, once every other answer is
-    about it too (a new crawl's plain snapshot is served ahead of the rest); None while
-    there is none, or while a new crawl is served only in part."""
+    """The timestamp of the crawl ``/api/snapshot`` serves, once the rest of its answers
+    are served too (a new crawl's plain snapshot is served ahead of the rest); None while
+    there is none, or while a new crawl is served only in part. What the refresh takes in
+    after that, ``until_served`` waits for."""
     if any(network.state.first is not None for network in client.app[NETWORKS]):
         return None
     response = await client.get("/api/snapshot")
@@ -61,12 +62,20 @@ async def served_timestamp(client: Client) -> int | None:
 
 
 async def until_served(client: Client, timestamp: int, within: float = 10.0) -> None:
-    """Wait until the crawl named ``timestamp`` is served, whole (``served_timestamp``)."""
+    """Wait until the crawl named ``timestamp`` is served whole (``served_timestamp``) and
+    the refresh that served it is over: it takes the crawl's history point, presence,
+    profile changes and check evidence in after the snapshot, and the snapshot event is
+    sent before them."""
 
     async def served() -> bool:
-        return await served_timestamp(client) == timestamp
+        return await served_timestamp(client) == timestamp and not refreshing(client)
 
     await eventually(served, within)
+
+
+def refreshing(client: Client) -> bool:
+    """True while a refresh of any network is under way (refreshes hold the lock)."""
+    return any(network.refresher._lock.locked() for network in client.app[NETWORKS])
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0) -> float:

@@ -23,6 +23,7 @@ from crawldash.settings.addresses import cidrs
 
 from .bitcoin_peers import (
     TESTNET3,
+    Behaviour,
     Peer,
     bitcoin_node,
     closed_port,
@@ -30,7 +31,7 @@ from .bitcoin_peers import (
     listening,
     silent,
 )
-from .conftest import Client, Serve
+from .conftest import Client, Serve, eventually
 from .factories import export_body, rows, write_snapshot
 from .process import serving
 from .test_browser import CHROMIUM, FLAGS
@@ -238,15 +239,36 @@ async def test_x_forwarded_for_is_honoured_only_from_a_trusted_proxy(serve: Serv
 
 async def test_checks_in_flight_are_bounded(serve: Serve):
     client = await live(serve, live_check_in_flight=1)
-    async with listening(bitcoin_node(delay=0.5)) as slow, listening(bitcoin_node()) as other:
+    answer = asyncio.Event()  # the slow node answers once the second check is refused
+    async with listening(held(answer)) as slow, listening(bitcoin_node()) as other:
         first = asyncio.create_task(check(client, "127.0.0.1", slow.port))
-        await asyncio.sleep(0.2)
-        response = await client.post(ROUTE, data={"address": "127.0.0.1", "port": other.port})
+
+        async def in_flight() -> bool:
+            return slow.connections == 1  # the first check holds the one slot
+
+        try:
+            await eventually(in_flight)
+            response = await client.post(ROUTE, data={"address": "127.0.0.1", "port": other.port})
+        finally:
+            answer.set()
         assert response.status == 503
         assert response.headers["Retry-After"]
         assert_error_shape(await response.json(), 503, "checks_busy")
         assert (await first)[1]["success"] is True
     assert other.connections == 0
+
+
+def held(answer: asyncio.Event) -> Behaviour:
+    """A node that says nothing until ``answer`` is set, then answers as a node does."""
+    node = bitcoin_node()
+
+    async def behave(
+        peer: Peer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await answer.wait()
+        await node(peer, reader, writer)
+
+    return behave
 
 
 async def test_reading_is_capped(serve: Serve):

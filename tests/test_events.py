@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 from crawldash.app import NETWORKS, create_app
 from crawldash.live.memory.history import HistoryEntry
 from crawldash.live.memory.index_files import HistoryStore
+from crawldash.live.memory.profiles import Profiles
 from crawldash.web.events import QUEUE_SIZE
 
 from .conftest import Client, eventually, watching
@@ -70,6 +72,37 @@ async def test_subscriber_gets_current_state_then_a_new_snapshot(serve, data_dir
     served = await (await client.get("/api/snapshot")).json()
     assert served["timestamp"] == TS + 600  # the event came once it was served
     writer.close()
+
+
+async def test_on_the_snapshot_event_every_answer_is_about_the_new_crawl(
+    serve, data_dir, monkeypatch
+):
+    """A dashboard asks again for everything on the event: the crawl's history point,
+    presence, profile changes and check evidence are taken in after it is served, so the
+    event waits for them. The profile comparison is slowed to make the wait certain."""
+    compare = Profiles.compare
+
+    def slow_compare(profiles: Profiles, *crawls: object) -> object:
+        time.sleep(0.3)
+        return compare(profiles, *crawls)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Profiles, "compare", slow_compare)
+    write_snapshot(data_dir, TS, export_body([row("203.0.113.1"), row("203.0.113.2")]))
+    client = await serve()
+    await watching(client)
+    reader, writer = await subscribe(client)
+    stream = await dechunk(reader)
+    for _ in range(2):  # the current snapshot and status
+        await read_event(stream)
+    upgraded = row("203.0.113.1", agent="/Satoshi:28.0.0/")
+    write_snapshot(data_dir, TS + 600, export_body([upgraded, row("198.51.100.9")]))
+    event, data = await asyncio.wait_for(read_event(stream), 5)
+    assert (event, data["timestamp"]) == ("snapshot", TS + 600)
+    profile = await client.get("/api/profile", params={"address": "203.0.113.1:8333"})
+    history = await (await client.get("/api/history")).json()
+    writer.close()
+    assert len((await profile.json())["changes"]) == 1
+    assert history[-1]["timestamp"] == TS + 600
 
 
 async def test_subscribers_are_limited_and_dropped_when_gone(serve, data_dir):

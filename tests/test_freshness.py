@@ -21,7 +21,7 @@ from crawldash.live.loader.client import LOADER_NICENESS, LoaderClient
 from crawldash.live.loader.process import LARGE, SLICE_NS, packed
 from crawldash.live.loader.replies import unpacked
 
-from .conftest import Client, eventually, served_timestamp, watching
+from .conftest import Client, eventually, served_timestamp, until_served, watching
 from .factories import export_body, rows, write_snapshot, write_status
 from .loader_jobs import SCHED_GETATTR, die_the_first_time, large_and_small, scheduling
 from .process import as_nobody
@@ -45,11 +45,7 @@ async def test_new_snapshot_is_served_within_a_second(serve, data_dir):
     assert await served_timestamp(client) == TS
     await watching(client)
     write_snapshot(data_dir, TS + 600, export_body(rows(7)))
-
-    async def served() -> bool:
-        return await served_timestamp(client) == TS + 600
-
-    await eventually(served)
+    await until_served(client, TS + 600, within=5)  # and its history point taken in
     assert await served_nodes(client) == 7
     history = await (await client.get("/api/history")).json()
     assert [p["reachable"] for p in history] == [5, 7]

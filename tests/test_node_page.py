@@ -61,6 +61,12 @@ def served(base: str, timestamp: int) -> bool:
     return served_whole(base + "/n/main", timestamp)
 
 
+def compared(base: str, address: str) -> bool:
+    """True once the profile of ``address`` has its change: the newest crawl's comparison
+    with the one before is taken in after its history point (``served_whole``)."""
+    return bool(get(f"{base}/n/main/api/profile?address={address}")["changes"])
+
+
 def day(timestamp: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(timestamp))
 
@@ -87,7 +93,7 @@ def test_the_node_page_in_chromium(tmp_path: Path):
             newest,
             export_body([row("203.0.113.1", agent="/Satoshi:28.0.0/"), row("2001:db8::1")]),
         )
-        wait_until(lambda: served(base, newest))
+        wait_until(lambda: served(base, newest) and compared(base, UPGRADED))
         for malformed, code in (
             ("bad", "invalid_address"),
             ("example.com-8333", "invalid_address"),

@@ -3,11 +3,11 @@ list's pages, a broken or missing file, and the routes it does not serve."""
 
 from __future__ import annotations
 
-import asyncio
 from array import array
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from crawldash.crawl.propagation import (
     BLOCKS_FILE,
@@ -124,7 +124,9 @@ async def test_a_block_kept_before_its_curve_is_served_without_one(serve: Serve,
     assert "ecdf" not in without["stats"]
 
 
-async def test_a_broken_file_keeps_the_last_good_data(serve: Serve, tmp_path: Path):
+async def test_a_broken_file_keeps_the_last_good_data(
+    serve: Serve, tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
     kept = tmp_path / "kept"
     write_latency(
         kept, LatencyFile(NOW_BUCKET, {"203.0.113.5:8333": pack({NOW_BUCKET: (1, 42)})}, {})
@@ -133,7 +135,11 @@ async def test_a_broken_file_keeps_the_last_good_data(serve: Serve, tmp_path: Pa
     body = await (await client.get("/api/v1/nodes/203.0.113.5-8333/latency/")).json()
     assert body["daily_latency"][-1] == {"t": NOW_BUCKET * 600, "v": 42}
     (kept / LATENCY_FILE).write_bytes(b"\xc1 not msgpack")
-    await asyncio.sleep(1.2)  # two ticks of the look at the folder
+
+    async def refused() -> bool:
+        return f"kept {LATENCY_FILE} not read" in caplog.text  # looked at, and refused
+
+    await eventually(refused)
     again = await client.get("/api/v1/nodes/203.0.113.5-8333/latency/")
     assert again.status == 200
     assert (await again.json()) == body

@@ -75,7 +75,7 @@ class State:
     def set_first(self, first: FirstAnswers) -> None:
         """Serve a crawl newer than the one served by its first answers (its plain snapshot
         and its status), while the rest of it is made. Listeners hear of the crawl once it
-        is served whole (``set_snapshot``): its first answers are no event."""
+        is served whole (``announce_snapshot``): its first answers are no event."""
         if self.snapshot is None or first.timestamp > self.snapshot.timestamp:
             self.first = first
             self._status_body = None
@@ -100,6 +100,11 @@ class State:
             release_files(before.representations.values())
         self.first = None
         self._status_body = None
+
+    def announce_snapshot(self) -> None:
+        """Tell listeners of the crawl served, once every answer about it is (its history
+        point, presence, profile changes and check evidence are taken in after
+        ``set_snapshot``): a dashboard asks again for all of them on these events."""
         self._tell("snapshot")
         self._tell("status")
 

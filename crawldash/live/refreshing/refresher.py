@@ -290,6 +290,7 @@ class Refresher:
             evidence = await self.pairing.evidence_for(served.timestamp)
             if self.state.snapshot is served:
                 self.state.checks.set_evidence(evidence)
+        self.state.announce_snapshot()
         log.info(
             "snapshot loaded timestamp=%d nodes=%d skipped_rows=%d height=%d bytes=%d seconds=%.3f",
             served.timestamp,
