@@ -26,6 +26,13 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def now() -> int:
+    """This test's own now: a time taken when the module was imported would be ages old by
+    the time a late test of a long run uses it, and crawls "just written" would be stale."""
+    return int(time.time())
+
+
+@pytest.fixture
 def settings(tmp_path: Path, data_dir: Path) -> Settings:
     return Settings(data_dir=data_dir, state_dir=tmp_path / "state", debounce_ms=50)
 

@@ -8,7 +8,6 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
@@ -25,8 +24,6 @@ from crawldash.ops.metrics import RequestStats
 from .conftest import Client, eventually, watching
 from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status
 from .process import serving, wait_until
-
-NOW = int(time.time())
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -50,9 +47,9 @@ async def scrape(client: Client) -> dict[tuple[str, tuple[tuple[str, str], ...]]
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian prometheus) missing")
-async def test_exposition_passes_promtool(serve, data_dir):
-    write_snapshot(data_dir, NOW - 60, export_body(rows(5)))
-    write_status(data_dir, updated_at=NOW)
+async def test_exposition_passes_promtool(serve, data_dir, now):
+    write_snapshot(data_dir, now - 60, export_body(rows(5)))
+    write_status(data_dir, updated_at=now)
     client = await serve()
     await client.get("/api/status")
     text = await (await client.get("/metrics")).text()
@@ -63,9 +60,9 @@ async def test_exposition_passes_promtool(serve, data_dir):
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-async def test_metrics_move_with_their_causes(serve, data_dir):
-    write_snapshot(data_dir, NOW - 1200, export_body(rows(3)))
-    write_status(data_dir, state="starting", queue_size=5, last_elapsed=40.5, updated_at=NOW)
+async def test_metrics_move_with_their_causes(serve, data_dir, now):
+    write_snapshot(data_dir, now - 1200, export_body(rows(3)))
+    write_status(data_dir, state="starting", queue_size=5, last_elapsed=40.5, updated_at=now)
     client = await serve()
     before = await scrape(client)
     assert before[key("crawldash_snapshot_nodes")] == 3
@@ -76,22 +73,22 @@ async def test_metrics_move_with_their_causes(serve, data_dir):
 
     write_snapshot(
         data_dir,
-        NOW - 600,
+        now - 600,
         export_body(
             [*rows(2), row("2001:db8::1"), row("fc00::1"), row(ONION, tor=True), row(I2P, tor=True)]
         ),
     )
-    (data_dir / f"{NOW}.json").write_bytes(b"garbage")
-    old = NOW - 60
-    os.utime(data_dir / f"{NOW}.json", (old, old))
-    write_status(data_dir, state="running", queue_size=900, updated_at=NOW)
+    (data_dir / f"{now}.json").write_bytes(b"garbage")
+    old = now - 60
+    os.utime(data_dir / f"{now}.json", (old, old))
+    write_status(data_dir, state="running", queue_size=900, updated_at=now)
     for _ in range(3):
         await client.get("/api/status")
     await client.get("/api/nothing")
     await client.app[NETWORKS][0].refresher.refresh()
     await watching(client)
     after = await scrape(client)
-    assert after[key("crawldash_snapshot_timestamp_seconds")] == NOW - 600
+    assert after[key("crawldash_snapshot_timestamp_seconds")] == now - 600
     assert after[key("crawldash_snapshot_nodes")] == 6
     for network, count in [("ipv4", 2), ("ipv6", 1), ("cjdns", 1), ("onion", 1), ("i2p", 1)]:
         assert after[key("crawldash_snapshot_nodes_by_address_type", address_type=network)] == count
@@ -128,7 +125,7 @@ async def test_watcher_down_shows_in_health_and_metrics(aiohttp_client, settings
     assert (await scrape(client))[key("crawldash_watcher_watching")] == 0
 
 
-async def test_healthz_and_readyz(serve, data_dir):
+async def test_healthz_and_readyz(serve, data_dir, now):
     client = await serve()
 
     async def alive() -> bool:
@@ -140,12 +137,12 @@ async def test_healthz_and_readyz(serve, data_dir):
     assert response.status == 503
     assert (await response.json())["error"]["code"] == "no_snapshot"
 
-    write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
-    write_status(data_dir, updated_at=NOW)
+    write_snapshot(data_dir, now - 60, export_body(rows(3)))
+    write_status(data_dir, updated_at=now)
     await client.app[NETWORKS][0].refresher.refresh()
     assert (await client.get("/readyz")).status == 200
 
-    write_status(data_dir, state="starting", updated_at=NOW - 7200)
+    write_status(data_dir, state="starting", updated_at=now - 7200)
     await client.app[NETWORKS][0].refresher.refresh()
     response = await client.get("/readyz")
     assert response.status == 503
@@ -154,18 +151,18 @@ async def test_healthz_and_readyz(serve, data_dir):
     assert status["stuck"] is True
 
 
-async def test_stale_threshold_derives_from_the_crawl_interval(serve, data_dir):
+async def test_stale_threshold_derives_from_the_crawl_interval(serve, data_dir, now):
     for i in range(4):  # crawls every 20 minutes: stale after 3 x 1200 s
-        write_snapshot(data_dir, NOW - 3000 - 1200 * (3 - i), export_body(rows(3)))
+        write_snapshot(data_dir, now - 3000 - 1200 * (3 - i), export_body(rows(3)))
     client = await serve()
     status = await (await client.get("/api/status")).json()
     assert status["stale"] is False  # 3000 s old, under 3600
-    assert status["next_crawl_expected"] == NOW - 3000 + 1200
+    assert status["next_crawl_expected"] == now - 3000 + 1200
     assert (await scrape(client))[key("crawldash_stale_after_seconds")] == 3600
 
 
-async def test_explicit_stale_after_wins_and_stale_shows_in_readyz(serve, data_dir):
-    write_snapshot(data_dir, NOW - 120, export_body(rows(3)))
+async def test_explicit_stale_after_wins_and_stale_shows_in_readyz(serve, data_dir, now):
+    write_snapshot(data_dir, now - 120, export_body(rows(3)))
     client = await serve(stale_after=60)
     assert (await (await client.get("/api/status")).json())["stale"] is True
     response = await client.get("/readyz")
@@ -182,9 +179,9 @@ def logged(err: str) -> list[str]:
 
 @pytest.mark.parametrize("access_log", [True, False])
 async def test_requests_are_counted_whether_or_not_the_access_log_is_written(
-    serve, data_dir: Path, capsys, access_log: bool
+    serve, data_dir: Path, capsys, access_log: bool, now
 ):
-    write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
+    write_snapshot(data_dir, now - 60, export_body(rows(3)))
     client = await serve(access_log=access_log)
     sizes = []
     for path in ("/api/check?address=203.0.113.9:8333", "/api/check", "/no/such/page%0Ax"):
@@ -229,10 +226,10 @@ async def test_requests_are_counted_whether_or_not_the_access_log_is_written(
     assert inf == 2
 
 
-async def test_a_scrape_counts_every_request_however_many_batches_they_made(serve, data_dir):
+async def test_a_scrape_counts_every_request_however_many_batches_they_made(serve, data_dir, now):
     """Requests are noted one by one and counted in batches of FOLD_AT: a scrape counts the
     batches folded and the requests noted since, each once."""
-    write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
+    write_snapshot(data_dir, now - 60, export_body(rows(3)))
     client = await serve()
     asked = 2 * RequestStats.FOLD_AT + 44
     for _ in range(asked):
@@ -273,9 +270,9 @@ def test_requests_aiohttp_answers_itself_are_counted_in_one_cell():
 
 
 def test_a_request_refused_before_routing_is_counted_and_logs_no_traceback(
-    data_dir: Path, tmp_path: Path
+    data_dir: Path, tmp_path: Path, now
 ):
-    write_snapshot(data_dir, NOW - 60, export_body(rows(3)))
+    write_snapshot(data_dir, now - 60, export_body(rows(3)))
     with serving(data_dir, tmp_path / "state") as base:  # which fails on a traceback
         port = int(base.rpartition(":")[2])
         with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
