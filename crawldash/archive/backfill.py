@@ -1,13 +1,17 @@
 """``crawldash archive``: the crawls of a data folder put into the archive, oldest first,
-each one that is not archived yet; complete days compacted as the run passes them.
+each one that is not archived yet.
 
-Every core works: processes read, decode and encode crawls (``prepared``), and this
-process writes their parts in the crawls' order, each with the lock held and only if the
-crawl is not archived yet; a day complete is compacted by a process of the pool too.
+Every core works: processes read and decode crawls and make their rows (``prepare``), and
+this process writes them in the crawls' order. A complete day none of whose crawls is
+archived (what a backfill mostly meets) is built here as one day file, a window of crawls
+at a time, and written once, whole: no part files to write and read back, no compaction.
+Any other crawl (of the newest day, or of a day another writer began) is written as its
+part, with the lock held and only if it is not archived yet; a day complete is compacted
+by a process of the pool.
 
 Resumable by construction: what is archived is read from the archive itself (the part
-files and day manifests), so a run killed at any point leaves whole files only, and the
-next run skips what they hold.
+files and day manifests), so a run killed at any point leaves whole files only (a day
+being built is in memory: it is built again), and the next run skips what they hold.
 """
 
 from __future__ import annotations
@@ -25,10 +29,15 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
+
 from ..crawl.decode import Rules, decode_snapshot
 from ..crawl.files import LoadError, list_data_dir, read_file
-from .layout import PART, CrawlFile, day_of, locked, look
-from .writing import compact, encode_part, write_part
+from . import parquet
+from .columns import columns_of
+from .export_rows import export_rows
+from .layout import PART, Contents, CrawlFile, day_of, locked, look
+from .writing import archived_as, compact, encode_part, write_day, write_part
 
 log = logging.getLogger(__name__)
 AHEAD = 4  # crawls prepared ahead of the writes, per process: a few parts' bytes each
@@ -46,11 +55,13 @@ class Backfilled:
 
 @dataclass(frozen=True)
 class Prepared:
-    """A crawl read, decoded and encoded as its part file, or why it cannot be."""
+    """A crawl read and decoded, as its part file's bytes or (of a day built whole) its
+    rows, or why it cannot be."""
 
     timestamp: int
     crawl: CrawlFile | None = None
     body: bytes = b""
+    rows: pa.Table | None = None
     refused: str | None = None
 
 
@@ -93,30 +104,92 @@ def backfill(
     # days with parts, compacted once a crawl of a later day is archived
     loose = {day_of(t) for t, path in contents.files.items() if PART.fullmatch(path.name)}
     newest = contents.newest
-    jobs = [(data_dir / listing.snapshots[t][0], t, rules, network) for t in wanted]
+    whole = _whole_days(wanted, contents)
+    paths = {t: data_dir / listing.snapshots[t][0] for t in wanted}
+    jobs = [(paths[t], t, rules, network, day_of(t) in whole) for t in wanted]
+    days = _Days(archive_dir, network, rules, paths, done)
     with _Pool(processes or every_core()) as pool:
         compactions = [
             pool.submit(compact, archive_dir, network, day) for day in _complete(loose, newest)
         ]
         for prepared in pool.in_order(prepare, jobs):
             if stop():
+                days.building = None  # not written: built again by the next run
                 break
+            days.close_before(day_of(prepared.timestamp))
             if prepared.crawl is None:
                 done.refused[prepared.timestamp] = prepared.refused or "not read"
                 continue
-            if write_part(archive_dir, network, prepared.timestamp, prepared.crawl, prepared.body):
+            if prepared.rows is not None:
+                days.add(prepared.timestamp, prepared.crawl, prepared.rows)
+            elif write_part(
+                archive_dir, network, prepared.timestamp, prepared.crawl, prepared.body
+            ):
                 done.archived.append(prepared.timestamp)
             else:  # archived by another writer since the look
                 done.skipped += 1
-            loose.add(day_of(prepared.timestamp))
+            if prepared.rows is None:  # a part: its day compacted once complete
+                loose.add(day_of(prepared.timestamp))
             newest = max(newest or 0, prepared.timestamp)
             compactions += [
                 pool.submit(compact, archive_dir, network, day) for day in _complete(loose, newest)
             ]
+        days.close_before(None)
         for compacted in compactions:
             compacted.result()
     done.seconds = time.perf_counter() - started
     return done
+
+
+def _whole_days(wanted: list[int], contents: Contents) -> set[str]:
+    """The days of ``wanted`` built whole: complete (a later crawl is known, in the folder
+    or the archive) and none of whose crawls is archived yet."""
+    known = max([*wanted, *contents.files], default=None)
+    if known is None:
+        return set()
+    return {day_of(t) for t in wanted} - {day_of(known)} - set(contents.days)
+
+
+class _Days:
+    """The day being built whole (``parquet.DayWriter``), written once a crawl of a later
+    day comes; if another writer began the day meanwhile, its crawls are archived one by
+    one instead, as parts, then compacted."""
+
+    def __init__(
+        self,
+        archive_dir: Path,
+        network: str,
+        rules: Rules,
+        paths: dict[int, Path],
+        done: Backfilled,
+    ) -> None:
+        self.archive_dir, self.network, self.rules = archive_dir, network, rules
+        self.paths, self.done = paths, done
+        self.building: tuple[str, parquet.DayWriter] | None = None
+
+    def add(self, timestamp: int, crawl: CrawlFile, rows: pa.Table) -> None:
+        if self.building is None:
+            self.building = (day_of(timestamp), parquet.DayWriter())
+        self.building[1].add(timestamp, crawl, rows)
+
+    def close_before(self, day: str | None) -> None:
+        """Write the day being built unless ``day`` is its (None: the run's end)."""
+        if self.building is None or self.building[0] == day:
+            return
+        (built, writer), self.building = self.building, None
+        body = writer.finish()
+        if write_day(self.archive_dir, self.network, built, writer.crawls, body):
+            self.done.archived += sorted(writer.crawls)
+            return
+        for timestamp in sorted(writer.crawls):
+            again = prepare(self.paths[timestamp], timestamp, self.rules, self.network)
+            if again.crawl is None:
+                self.done.refused[timestamp] = again.refused or "not read"
+            elif write_part(self.archive_dir, self.network, timestamp, again.crawl, again.body):
+                self.done.archived.append(timestamp)
+            else:  # archived by the other writer
+                self.done.skipped += 1
+        compact(self.archive_dir, self.network, built)
 
 
 def _complete(loose: set[str], newest: int | None) -> list[str]:
@@ -128,17 +201,26 @@ def _complete(loose: set[str], newest: int | None) -> list[str]:
     return complete
 
 
-def prepare(path: Path, timestamp: int, rules: Rules, network: str) -> Prepared:
-    """A crawl file read, decoded and encoded as its part (in a process of the pool).
-    Without the cyclic garbage collector: a crawl's objects make no cycles, and its
-    passes over them took a fifth of the time."""
+def prepare(
+    path: Path, timestamp: int, rules: Rules, network: str, whole_day: bool = False
+) -> Prepared:
+    """A crawl file read, decoded and made its part's bytes or (``whole_day``) its rows
+    (in a process of the pool; export rows go straight to rows: ``export_rows``). Without
+    the cyclic garbage collector: a crawl's objects make no cycles, and its passes over
+    them took a fifth of the time."""
     with _no_collector():
         try:
             data, version = read_file(path, rules.max_file_size)
+            file = CrawlFile(version.size, version.mtime_ns)
+            if whole_day and (rows := export_rows(data, timestamp, network, rules.allow_empty)):
+                crawl = CrawlFile(file.size, file.mtime_ns, rows.nodes, rows.height)
+                return Prepared(timestamp, crawl, rows=rows.rows)
             snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
         except (LoadError, FileNotFoundError) as exc:
             return Prepared(timestamp, refused=str(exc))
-        file = CrawlFile(version.size, version.mtime_ns)
+        if whole_day:
+            table = parquet.table_of(columns_of(snapshot, network))
+            return Prepared(timestamp, archived_as(snapshot, file), rows=table)
         crawl, body = encode_part(snapshot, network, file)
         return Prepared(timestamp, crawl, body)
 

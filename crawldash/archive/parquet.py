@@ -64,7 +64,50 @@ def encode(table: pa.Table, crawls: dict[int, CrawlFile], level: int = ZSTD_LEVE
     schema = ARROW_SCHEMA.with_metadata({METADATA_KEY: manifest_body(crawls)})
     windows = pc.divide(table["timestamp"], WINDOW)  # integers: floor for crawls after 1970
     sink = pa.BufferOutputStream()
-    with pq.ParquetWriter(
+    with _writer(sink, schema, level) as writer:
+        for window in sorted(pc.unique(windows).to_pylist()):
+            _write_window(writer, table.filter(pc.equal(windows, window)))
+    return bytes(sink.getvalue())
+
+
+class DayWriter:
+    """A day file written as its crawls come, oldest first (a backfill's day): the rows
+    of a window are held until a crawl of the next window comes, then written as its row
+    group, so a day's file is made without holding the day's rows, and is what ``encode``
+    makes of the same crawls (the crawls' metadata is in the file's key-value metadata,
+    where ``crawls_in`` reads it, not in its Arrow schema: it is known at the end only).
+    """
+
+    def __init__(self, level: int = ZSTD_LEVEL) -> None:
+        self.sink = pa.BufferOutputStream()
+        self.writer = _writer(self.sink, ARROW_SCHEMA, level)
+        self.crawls: dict[int, CrawlFile] = {}
+        self.window: int | None = None
+        self.held: list[pa.Table] = []
+
+    def add(self, timestamp: int, crawl: CrawlFile, table: pa.Table) -> None:
+        """Add one crawl's rows (``table_of``); crawls come in their order."""
+        if timestamp // WINDOW != self.window:
+            self._write_held()
+            self.window = timestamp // WINDOW
+        self.held.append(table)
+        self.crawls[timestamp] = crawl
+
+    def finish(self) -> bytes:
+        """The file's bytes (the writer is closed: nothing more is added)."""
+        self._write_held()
+        self.writer.add_key_value_metadata({METADATA_KEY: manifest_body(self.crawls)})
+        self.writer.close()
+        return bytes(self.sink.getvalue())
+
+    def _write_held(self) -> None:
+        if self.held:
+            _write_window(self.writer, pa.concat_tables(self.held))
+            self.held = []
+
+
+def _writer(sink: pa.NativeFile, schema: pa.Schema, level: int) -> pq.ParquetWriter:
+    return pq.ParquetWriter(
         sink,
         schema,
         compression="zstd",
@@ -72,12 +115,13 @@ def encode(table: pa.Table, crawls: dict[int, CrawlFile], level: int = ZSTD_LEVE
         use_dictionary=[n for n in NAMES if n not in DELTA_CODED],
         column_encoding=dict.fromkeys(DELTA_CODED, "DELTA_BINARY_PACKED"),
         write_statistics=["timestamp", "address", "port", "network", "address_type"],
-    ) as writer:
-        for window in sorted(pc.unique(windows).to_pylist()):
-            rows = table.filter(pc.equal(windows, window))
-            ordered = rows.sort_by([(key, "ascending") for key in SORT_KEYS])
-            writer.write_table(ordered, row_group_size=max(1, len(ordered)))
-    return bytes(sink.getvalue())
+    )
+
+
+def _write_window(writer: pq.ParquetWriter, rows: pa.Table) -> None:
+    """A window's rows as one row group, sorted by node."""
+    ordered = rows.sort_by([(key, "ascending") for key in SORT_KEYS])
+    writer.write_table(ordered, row_group_size=max(1, len(ordered)))
 
 
 def write_bytes(path: Path, body: bytes) -> int:
@@ -109,8 +153,8 @@ def write(
 
 
 def crawls_in(path: Path) -> dict[int, CrawlFile]:
-    """The crawls a file holds, from its metadata."""
-    metadata = pq.read_schema(path).metadata or {}
+    """The crawls a file holds, from its key-value metadata."""
+    metadata = pq.read_metadata(path).metadata or {}
     return manifest_crawls(metadata[METADATA_KEY]) if METADATA_KEY in metadata else {}
 
 

@@ -38,6 +38,7 @@ from .layout import (
     locked,
     look,
     manifest_body,
+    network_dir,
     part_path,
     read_manifest,
 )
@@ -74,9 +75,14 @@ def archive_crawl(archive_dir: Path, network: str, snapshot: Snapshot, crawl: Cr
 def encode_part(snapshot: Snapshot, network: str, file: CrawlFile) -> tuple[CrawlFile, bytes]:
     """A crawl's part file, as bytes (no lock needed: nothing is written), and what the
     archive keeps of the crawl: its file's, with its nodes and height."""
-    crawl = CrawlFile(file.size, file.mtime_ns, len(snapshot.nodes), snapshot.latest_height)
+    crawl = archived_as(snapshot, file)
     table = parquet.table_of(columns_of(snapshot, network))
     return crawl, parquet.encode(table, {snapshot.timestamp: crawl}, parquet.PART_ZSTD_LEVEL)
+
+
+def archived_as(snapshot: Snapshot, file: CrawlFile) -> CrawlFile:
+    """What the archive keeps of a crawl: its file's size and time, its nodes and height."""
+    return CrawlFile(file.size, file.mtime_ns, len(snapshot.nodes), snapshot.latest_height)
 
 
 def write_part(
@@ -97,6 +103,25 @@ def write_part(
         parts[timestamp] = crawl
         write_atomically(path.parent / PARTS, manifest_body(parts))
         parquet.write_bytes(path, body)
+        return True
+
+
+def write_day(
+    archive_dir: Path, network: str, day: str, crawls: dict[int, CrawlFile], body: bytes
+) -> bool:
+    """Write a complete day's file (``parquet.DayWriter``) and manifest, made with no lock
+    held, unless the day's folder holds any crawl by now (another writer began the day):
+    then nothing is written, and the day's crawls are archived one by one.
+
+    Returns:
+        Whether it was written now.
+    """
+    folder = network_dir(archive_dir, network) / f"date={day}"
+    with locked(archive_dir, network):
+        if any(PART.fullmatch(name) or name in (DAY_FILE, MANIFEST) for name in _names(folder)):
+            return False
+        folder.mkdir(exist_ok=True)
+        _exchange(folder, crawls, body)
         return True
 
 
