@@ -12,7 +12,7 @@ import pytest
 from crawldash.crawl import count
 from crawldash.crawl.address import NETWORKS, network_of
 from crawldash.crawl.breakdown import breakdowns, networks_of
-from crawldash.crawl.count import CrawlCount, count_nodes
+from crawldash.crawl.count import AddressChanges, CrawlCount, count_nodes, read_counts
 from crawldash.crawl.decode import Rules, decode_snapshot
 from crawldash.crawl.files import FileVersion, LoadError, list_data_dir
 from crawldash.live.loader.client import LoaderClient
@@ -290,6 +290,100 @@ async def test_a_run_refused_by_the_presence_is_counted_again(tmp_path: Path):
         expected.add(crawl.timestamp, crawl.addresses())
     for address in {a for crawl in crawls for a in crawl.addresses()}:
         assert state.presence.runs(address, 8) == expected.runs(address, 8)
+
+
+def test_a_run_sends_each_crawl_after_the_first_counted_as_its_changes(tmp_path: Path):
+    """A refused crawl and a gone one are skipped: the changes of the next crawl are from
+    the one counted before it, and a run whose first crawl is refused starts whole."""
+    rules = Rules(10**7)
+    first = write_snapshot(tmp_path, TS, export_body(rows(5)))
+    refused = write_snapshot(tmp_path, TS + 600, b"[[1, 2]]")
+    third = write_snapshot(tmp_path, TS + 1200, export_body(rows(7)[2:]))
+    gone = tmp_path / f"{TS + 1800}.json"
+    fourth = write_snapshot(tmp_path, TS + 2400, export_body(rows(4)))
+    counts = read_counts([first, refused, third, gone, fourth], rules)
+    assert counts[0] == count_nodes(first.read_bytes())
+    assert isinstance(counts[1], LoadError)
+    assert counts[1].kind == "decode"
+    assert counts[3] is None
+    for (before, path), counted in zip(
+        [(first, third), (third, fourth)], counts[2::2], strict=True
+    ):
+        assert isinstance(counted, CrawlCount)
+        assert counted.addresses == []
+        assert counted.changes is not None
+        whole = set(count_nodes(path.read_bytes()).addresses)
+        was = set(count_nodes(before.read_bytes()).addresses)
+        assert sorted(counted.changes.added) == sorted(whole - was)
+        assert sorted(counted.changes.removed) == sorted(was - whole)
+        assert counted.nodes == len(whole)
+    again = read_counts([refused, third, fourth], rules)
+    assert isinstance(again[1], CrawlCount)
+    assert again[1].changes is None
+    assert again[1] == count_nodes(third.read_bytes())
+    assert isinstance(again[2], CrawlCount)
+    assert isinstance(counts[4], CrawlCount)
+    assert again[2].changes == counts[4].changes
+
+
+async def test_a_run_crosses_from_a_counting_process_whole(tmp_path: Path):
+    paths = [write_snapshot(tmp_path, TS + 600 * i, export_body(rows(3 + i))) for i in range(3)]
+    counters = Counters(workers=1)
+    try:
+        counted = await counters.count_run(paths, Rules(10**7))
+    finally:
+        counters.stop()
+    assert counted == read_counts(paths, Rules(10**7))
+    assert [c.changes for c in counted] == [  # type: ignore[union-attr]
+        None,
+        AddressChanges(["198.0.0.3:8333"], []),
+        AddressChanges(["198.0.0.4:8333"], []),
+    ]
+
+
+@pytest.mark.parametrize("at_once", [False, True])
+async def test_a_backlog_counted_in_runs_keeps_each_crawl_refused_or_rewritten(
+    tmp_path: Path, at_once: bool
+):
+    """Runs of crawls sent as changes, with a refused crawl first in a run and one amid
+    it, and a crawl rewritten after the folder was listed: the presence answers as one
+    built crawl by crawl from the files as they end up. Counted at once (one refresh's
+    budget), the crawls refused make a run of older crawls published in the middle of a
+    run: the crawl after it has changes from a crawl of the run published."""
+    data_dir = tmp_path / "data"
+    crawls = list(generate_crawls(nodes=60, crawls=40, interval=600, end=TS, seed=5))
+    for crawl in crawls:
+        write_snapshot(data_dir, crawl.timestamp, crawl.body())
+    refused = {crawls[-10].timestamp, crawls[20].timestamp}  # newest first: 9th, 19th
+    for timestamp in refused:
+        write_snapshot(data_dir, timestamp, b"[[1, 2]]")
+    refresher = counting_refresher(data_dir, tmp_path, Counters(workers=2))
+    rewritten = crawls[11]
+    if at_once:
+        write_snapshot(data_dir, rewritten.timestamp, export_body(rows(9, first_octet=10)))
+        await refresher.refresh(count_budget=100)
+    else:
+        await refresher.refresh(count_budget=0)
+        # after the listing: counted as it is when read, then again once listed anew
+        write_snapshot(data_dir, rewritten.timestamp, export_body(rows(9, first_octet=10)))
+        await count_the_backlog(refresher)
+        await refresher.refresh(count_budget=100)
+        await count_the_backlog(refresher)
+    assert refresher.state.history_complete
+    expected = Presence()
+    for crawl in crawls:
+        if crawl.timestamp in refused:
+            continue
+        path = data_dir / f"{crawl.timestamp}.json"
+        expected.add(crawl.timestamp, count_nodes(path.read_bytes()).addresses)
+    counted = refresher.state.presence
+    assert counted.timestamps() == expected.timestamps()
+    everyone = {a for crawl in crawls for a in crawl.addresses()} | {
+        f"10.0.0.{i}:8333" for i in range(9)
+    }
+    for address in everyone:
+        assert counted.runs(address, 40) == expected.runs(address, 40)
+    assert refresher.state.history.get(rewritten.timestamp).reachable == 9  # type: ignore[union-attr]
 
 
 async def _true(value: bool) -> bool:

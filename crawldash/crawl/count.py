@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from .decode import (
     form_of,
     tally_networks,
 )
-from .files import read_file
+from .files import LoadError, read_file
 
 KNOWN_MAX = 500_000  # hosts remembered; past it, the memory starts again
 UNUSABLE = ""  # the address of a row whose host or port is not usable: never a real one
@@ -52,6 +52,16 @@ _counted_rows = msgspec.json.Decoder(list[_CountedRow])
 
 
 @dataclass(frozen=True)
+class AddressChanges:
+    """A crawl's addresses as changes from those of the crawl counted before it in the same
+    run (``read_counts``): consecutive crawls share most of their nodes, so these are a few
+    hundred addresses where the crawl has 15,000."""
+
+    added: list[str]
+    removed: list[str]
+
+
+@dataclass(frozen=True)
 class CrawlCount:
     """What the history keeps of an older crawl: its nodes, in all and per network (in
     NETWORKS order), its consensus height, which addresses were in it, and its nodes
@@ -60,14 +70,16 @@ class CrawlCount:
     nodes: int
     networks: tuple[int, ...]
     latest_height: int
-    addresses: list[str]  # canonical host:port
+    addresses: list[str]  # canonical host:port; none if given as ``changes``
     tallies: dict[str, dict[Value, int]]  # key -> value -> nodes (None: no value)
+    changes: AddressChanges | None = None  # the addresses, from the crawl counted before it
 
     def __reduce__(self) -> tuple[Callable[..., CrawlCount], tuple[object, ...]]:
         """Pickled with its addresses as one string, a line each (no address holds a line
         break): what a counting process sends back, as one copy, not one item per node."""
         joined = "\n".join(self.addresses)
-        return _unpickled, (self.nodes, self.networks, self.latest_height, joined, self.tallies)
+        parts = (self.nodes, self.networks, self.latest_height, joined, self.tallies)
+        return _unpickled, (*parts, self.changes)
 
 
 def _unpickled(
@@ -76,14 +88,49 @@ def _unpickled(
     latest_height: int,
     joined: str,
     tallies: dict[str, dict[Value, int]],
+    changes: AddressChanges | None = None,
 ) -> CrawlCount:
     addresses = joined.split("\n") if joined else []
-    return CrawlCount(nodes, networks, latest_height, addresses, tallies)
+    return CrawlCount(nodes, networks, latest_height, addresses, tallies, changes)
 
 
 def read_count(path: Path, rules: Rules) -> CrawlCount:
     """A crawl file counted: nodes in all, per network and per value, height and addresses."""
     return count_nodes(read_file(path, rules.max_file_size)[0], rules.allow_empty)
+
+
+def read_counts(paths: Sequence[Path], rules: Rules) -> list[CrawlCount | LoadError | None]:
+    """Crawl files counted in this order, as ``read_count`` counts each. Each count after
+    the first has its addresses as ``changes`` from the count before it in this list: what
+    the history's presence takes from consecutive crawls, without a pass over every address
+    of each (see ``live/memory/backfill.py``).
+
+    Args:
+        paths: the crawl files, each crawl next to the one before it in time.
+        rules: what a crawl must be to be counted.
+
+    Returns:
+        Per path, its count, the LoadError that refused it, or None if it is gone. A refused
+        or gone crawl is skipped: the changes of the next count are from the one before it.
+    """
+    counts: list[CrawlCount | LoadError | None] = []
+    previous: set[str] | None = None
+    for path in paths:
+        try:
+            counted = read_count(path, rules)
+        except FileNotFoundError:
+            counts.append(None)
+            continue
+        except LoadError as exc:
+            counts.append(exc)
+            continue
+        now = set(counted.addresses)  # the spellings' own strings: no hashing again
+        if previous is not None:
+            changes = AddressChanges(list(now - previous), list(previous - now))
+            counted = replace(counted, addresses=[], changes=changes)
+        counts.append(counted)
+        previous = now
+    return counts
 
 
 def count_nodes(data: bytes, allow_empty: bool = False) -> CrawlCount:

@@ -6,10 +6,11 @@ No aiohttp here: handlers ask this module for bytes and wrap them in responses.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import msgspec
 
+from ..crawl.count import AddressChanges
 from ..crawl.files import FileVersion
 from ..models import CrawlerStatus, StatusBody
 from .bodies import Representation, release_files, represent
@@ -132,15 +133,20 @@ class State:
         return changed
 
     def record_older(
-        self, entry: HistoryEntry, addresses: Sequence[str], older: OlderCrawls
+        self,
+        entry: HistoryEntry,
+        addresses: Collection[str],
+        older: OlderCrawls,
+        changes: AddressChanges | None = None,
     ) -> bool:
         """The point of a crawl older than all whose membership is known; its addresses go
-        into ``older``, for the presence once ``older`` is published. True if the history
-        changed or the crawl is to be published."""
+        into ``older``, for the presence once ``older`` is published, with ``changes`` if
+        they are from the crawl ``older`` was given last (``OlderCrawls.add``). True if the
+        history changed or the crawl is to be published."""
         changed = self.history.record(entry)
         if self.history.get(entry.timestamp) != entry:  # older than all the history keeps
             return changed
-        older.add(entry.timestamp, addresses)
+        older.add(entry.timestamp, addresses, changes)
         return True
 
     def replace_presence(self, presence: Presence) -> None:

@@ -14,15 +14,19 @@ import contextlib
 import logging
 import multiprocessing
 import os
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TypeVar
 
-from ...crawl.count import CrawlCount, read_count
+from ...crawl.count import CrawlCount, read_count, read_counts
 from ...crawl.decode import Rules
 from ...crawl.files import LoadError
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
 COUNTER_NICENESS = 10
 
 
@@ -59,10 +63,29 @@ class Counters:
             The crawl's count; a LoadError as ``read_count`` raises it, or of kind
             ``loader_died`` if the process counting it died.
         """
+        return await self._run(read_count, path, rules)
+
+    async def count_run(
+        self, paths: Sequence[Path], rules: Rules
+    ) -> list[CrawlCount | LoadError | None]:
+        """``read_counts(paths, rules)`` in a counting process: consecutive crawls, each
+        after the first sent back as the changes of its addresses.
+
+        Args:
+            paths: the crawl files, each next to the one before it in time.
+            rules: what a crawl must be to be counted.
+
+        Returns:
+            Per path, as ``read_counts`` returns; a LoadError of kind ``loader_died`` if the
+            process counting them died.
+        """
+        return await self._run(read_counts, list(paths), rules)
+
+    async def _run(self, counter: Callable[[T, Rules], R], what: T, rules: Rules) -> R:
         pool = self._started()
         self._counting += 1
         try:
-            return await asyncio.wrap_future(pool.submit(read_count, path, rules))
+            return await asyncio.wrap_future(pool.submit(counter, what, rules))
         except BrokenProcessPool:
             self.deaths += 1
             self._discard(pool)

@@ -9,7 +9,7 @@ succeeds.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -84,13 +84,41 @@ class Reader:
         large = version.size > COUNT_IN_THREAD_BYTES
         return await self.read(name, version, read_count, in_loader=large)
 
+    async def count_run(self, files: Sequence[tuple[str, FileVersion]]) -> list[CrawlCount | None]:
+        """The counts of consecutive crawls, read as one run by a counting process: each
+        after the first holds its addresses as ``changes`` from the count before it that is
+        not None (``crawl.count.read_counts``). Without counting processes, each is counted
+        whole, in turn, as ``count`` counts it.
+
+        Returns:
+            Per file, its count; None if it is gone or unusable (then it is remembered as
+            rejected, as ``count`` does).
+        """
+        if self.counters is None:
+            return [await self.count(name, version, True) for name, version in files]
+        paths = [self.data_dir / name for name, _ in files]
+        try:
+            counted = await self.counters.count_run(paths, self.rules)
+        except LoadError as exc:  # the counting process died: each is tried again
+            counted = [exc] * len(files)
+        results: list[CrawlCount | None] = []
+        for (name, version), count in zip(files, counted, strict=True):
+            if isinstance(count, LoadError):
+                self._refused(name, version, count)
+                count = None
+            results.append(count)
+        return results
+
     async def _guarded(self, name: str, version: FileVersion, reading: Awaitable[T]) -> T | None:
         try:
             return await reading
         except FileNotFoundError:
             return None
         except LoadError as exc:
-            self.rejected.add(name, version, exc)
-            if exc.kind in LOADER_FAULTS:
-                self.state.loader_trouble = f"{name}: {exc}"
+            self._refused(name, version, exc)
             return None
+
+    def _refused(self, name: str, version: FileVersion, exc: LoadError) -> None:
+        self.rejected.add(name, version, exc)
+        if exc.kind in LOADER_FAULTS:
+            self.state.loader_trouble = f"{name}: {exc}"

@@ -90,7 +90,8 @@ class Refresher:
         self.counters = counters  # None: older crawls are counted one at a time
         self.reader = Reader(state, loader, counters, self.rejected, data_dir=data_dir, rules=rules)
         read_ahead = counters.workers * READ_AHEAD if counters is not None else 1
-        self.counting = Counting(state, self.rejected, self.reader.count, read_ahead)
+        count_run = self.reader.count_run if counters is not None else None
+        self.counting = Counting(state, self.rejected, self.reader.count, read_ahead, count_run)
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
         self._served: tuple[int, FileVersion] | None = None
         self._status_version: FileVersion | None = None
