@@ -33,6 +33,7 @@ import pyarrow as pa
 
 from ..crawl.decode import Rules, decode_snapshot
 from ..crawl.files import LoadError, list_data_dir, read_file
+from ..live.loader.orphans import end_with_parent
 from . import parquet
 from .columns import columns_of
 from .export_rows import export_rows
@@ -278,6 +279,8 @@ class _Pool:
 
 
 def _worker() -> None:
-    """In each process of the pool: Ctrl-C is the run's to handle, not each process's."""
+    """In each process of the pool: ended with the run, however it ends; Ctrl-C is the
+    run's to handle, not each process's."""
+    end_with_parent()
     with contextlib.suppress(ValueError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -23,6 +23,7 @@ from typing import TypeVar
 from ...crawl.count import CrawlCount, read_count, read_counts
 from ...crawl.decode import Rules
 from ...crawl.files import LoadError
+from .orphans import end_with_parent
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -122,7 +123,9 @@ class Counters:
 
 
 def _lower_priority(niceness: int) -> None:
-    """In each counting process: behind the server and the loader on a busy core."""
+    """In each counting process: behind the server and the loader on a busy core, and
+    ended with the server, however it ends."""
+    end_with_parent()
     os.nice(niceness)
     with contextlib.suppress(AttributeError, OSError):  # not Linux, or refused
         os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
