@@ -1,7 +1,11 @@
 """Large bodies sent from memory files (issue 45): the snapshot in each coding and a kept
-``/api/nodes`` CSV reach the client byte for byte, over a real socket, also when the
-socket takes only part of the file at once; a memory file is made once per body and
-closed when its crawl or answer is let go (ResourceWarnings are errors here)."""
+``/api/nodes`` CSV reach a client on another address byte for byte, over a real socket,
+also when the socket takes only part of the file at once; a memory file is made once per
+body and closed when its crawl or answer is let go (ResourceWarnings are errors here). A
+client on loopback gets the same bytes, written, and no file is made for it.
+
+"Another address" is this machine's own address on its default route, which the server
+is bound to: its connections do not come from loopback."""
 
 from __future__ import annotations
 
@@ -9,15 +13,18 @@ import asyncio
 import gzip
 import os
 import socket
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from crawldash.app import NETWORKS
+from crawldash.app import NETWORKS, create_app
 from crawldash.live import bodies
 from crawldash.live.bodies import BodyFile
+from crawldash.settings.serve import Settings
 
-from .conftest import Client, Serve, until_served
+from .conftest import Client, ClientFactory, Serve, until_served
 from .factories import export_body, rows, write_snapshot
 
 pytestmark = pytest.mark.filterwarnings("error::ResourceWarning")
@@ -25,6 +32,31 @@ pytestmark = pytest.mark.filterwarnings("error::ResourceWarning")
 TS = 1_700_000_000
 SMALL_MIN = 512  # SENDFILE_MIN for tests: their crawls are small, and compress well
 CSV_PATH = "/api/nodes?format=csv"
+
+
+@pytest.fixture
+def serve_far(aiohttp_client: ClientFactory, settings: Settings) -> Serve:
+    """``serve``, bound to this machine's own address instead of loopback."""
+    host = own_address()
+
+    async def start(**options: Any) -> Client:
+        app = create_app(replace(settings, **options))
+        return await aiohttp_client(app, server_kwargs={"host": host})
+
+    return start
+
+
+def own_address() -> str:
+    """This machine's IPv4 address on its default route (a datagram socket's connect sends
+    nothing)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("198.51.100.1", 9))
+        except OSError:
+            pytest.skip("this machine has no address but loopback")
+        address: str = probe.getsockname()[0]
+    assert not address.startswith("127.")
+    return address
 
 
 @pytest.fixture
@@ -86,9 +118,9 @@ def representation(client: Client, coding: str) -> bytes:
 
 
 async def test_each_coding_of_the_snapshot_is_sent_whole_from_a_memory_file(
-    serve, data_dir, small_files
+    serve_far, data_dir, small_files
 ):
-    client = await serving(serve, data_dir, 1000)
+    client = await serving(serve_far, data_dir, 1000)
     for coding in ("identity", "gzip", "br"):
         for _ in range(2):  # the second from the same file
             headers, body = await fetch(client, "/api/snapshot", coding)
@@ -98,8 +130,8 @@ async def test_each_coding_of_the_snapshot_is_sent_whole_from_a_memory_file(
     assert memory_files() == 3  # one per coding, kept with the crawl
 
 
-async def test_a_head_request_gets_the_length_and_no_body(serve, data_dir, small_files):
-    client = await serving(serve, data_dir, 1000)
+async def test_a_head_request_gets_the_length_and_no_body(serve_far, data_dir, small_files):
+    client = await serving(serve_far, data_dir, 1000)
     headers, body = await fetch(client, "/api/snapshot", method="HEAD")
     assert int(headers["Content-Length"]) == len(representation(client, "identity"))
     assert body == b""
@@ -107,9 +139,9 @@ async def test_a_head_request_gets_the_length_and_no_body(serve, data_dir, small
     assert body == representation(client, "identity")
 
 
-async def test_a_socket_that_takes_part_of_the_file_gets_the_rest(serve, data_dir):
+async def test_a_socket_that_takes_part_of_the_file_gets_the_rest(serve_far, data_dir):
     # Larger than the most a socket buffers (4 MB), at the default SENDFILE_MIN.
-    client = await serving(serve, data_dir, 30_000)
+    client = await serving(serve_far, data_dir, 30_000)
     expected = representation(client, "identity")
     assert len(expected) > 4 * 1024 * 1024
     results = await asyncio.gather(*(fetch(client, "/api/snapshot", slow=True) for _ in range(3)))
@@ -127,8 +159,25 @@ async def test_small_bodies_are_sent_as_bytes(serve, data_dir):
     assert memory_files() == before
 
 
-async def test_memory_files_are_closed_with_the_crawl_they_belong_to(serve, data_dir, small_files):
+async def test_a_client_on_loopback_gets_bytes_and_no_memory_file(serve, data_dir, small_files):
     client = await serving(serve, data_dir, 1000)
+    assert str(client.host).startswith("127.")
+    before = memory_files()
+    for coding in ("identity", "gzip", "br"):
+        headers, body = await fetch(client, "/api/snapshot", coding)
+        assert body == representation(client, coding)
+        assert headers.get("Content-Encoding", "identity") == coding
+    _, csv = await fetch(client, CSV_PATH)
+    assert csv.count(b"\r\n") == 1001
+    _, slow = await fetch(client, "/api/snapshot", slow=True)  # the socket fills meanwhile
+    assert slow == representation(client, "identity")
+    assert memory_files() == before
+
+
+async def test_memory_files_are_closed_with_the_crawl_they_belong_to(
+    serve_far, data_dir, small_files
+):
+    client = await serving(serve_far, data_dir, 1000)
     for crawl in range(4):
         if crawl:
             before = served_files(client)
@@ -148,8 +197,8 @@ def served_files(client: Client) -> list[BodyFile]:
     return [served.representations[coding].file for coding in ("identity", "gzip", "br")]
 
 
-async def test_a_kept_csv_export_is_sent_from_a_memory_file(serve, data_dir, small_files):
-    client = await serving(serve, data_dir, 1000)
+async def test_a_kept_csv_export_is_sent_from_a_memory_file(serve_far, data_dir, small_files):
+    client = await serving(serve_far, data_dir, 1000)
     before = memory_files()
     first_headers, first = await fetch(client, CSV_PATH)
     headers, again = await fetch(client, CSV_PATH)

@@ -43,12 +43,16 @@ class BodyFile:
     def __reduce__(self) -> tuple[type[BodyFile], tuple[bytes]]:
         return BodyFile, (self.body,)
 
+    def large(self) -> bool:
+        """Whether the body is large enough to be sent from a memory file."""
+        return len(self.body) >= SENDFILE_MIN
+
     def fd(self) -> int | None:
         """The memory file's descriptor, made on the first call; None if the body is under
         SENDFILE_MIN, or no file could be made (not Linux, or no descriptor left), or it
         was closed: the body is then sent as bytes."""
         if self._fd is None:
-            made = _memory_file(self.body) if len(self.body) >= SENDFILE_MIN else None
+            made = _memory_file(self.body) if self.large() else None
             self._fd = _NO_FILE if made is None else made
             if made is not None:
                 self._closer = weakref.finalize(self, os.close, made)
