@@ -23,6 +23,7 @@ from .ops.startup import (
     check_can_start,
     default_max_connections,
     is_loopback,
+    limit_malloc_arenas,
     raise_open_file_limit,
 )
 from .ops.workers import run_workers
@@ -275,6 +276,7 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
     """One server process; with ``reuse_port`` it shares the port with other workers. Its
     loader process starts first and loads the newest crawl while this one imports aiohttp
     and its handlers (``live/loader/head_start.py``): hence the imports in the middle."""
+    limit_malloc_arenas()  # before the first thread allocates
     loader = LoaderClient(timeout=settings.load_timeout)
     if settings.archive_dir is not None:
         from .archive import LOADER_PRELOAD
