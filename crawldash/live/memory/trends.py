@@ -32,8 +32,10 @@ DEFAULT_TOP = 10
 MAX_TOP = 50
 NO_OTHER = "services"  # a node counts once per bit it sets: the rest is no number of nodes
 RESERVED = ("unknown", "other")  # the names of the columns after the values shown
-# Crawls counted, or points written, between two yields: a fraction of a millisecond.
-CRAWLS_PER_STEP = 512
+# Crawls counted, or points written, between two yields: a fraction of a millisecond. A
+# cheap request waits a few steps (its read, its handler, its write each take a turn of
+# the loop), so a step is what its latency grows by, several times over.
+CRAWLS_PER_STEP = 32
 # Bytes of answers kept per change of the history, unless the server is told otherwise.
 DEFAULT_MAX_BYTES = 32 * 1024**2
 _encoder = msgspec.json.Encoder()
