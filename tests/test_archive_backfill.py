@@ -12,9 +12,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from crawldash.archive import export_rows as export_rows_module
 from crawldash.archive.backfill import backfill
 from crawldash.archive.columns import columns_of
-from crawldash.archive.export_rows import export_rows
+from crawldash.archive.export_rows import SORTED_BY, export_rows
 from crawldash.archive.layout import DAY_FILE, MANIFEST, CrawlFile, day_of, look
 from crawldash.archive.parquet import crawls_in, table_of
 from crawldash.archive.writing import archive_crawl, compact
@@ -88,6 +89,7 @@ def test_export_rows_are_the_rows_of_crawldash_s_decode(tmp_path: Path) -> None:
         ["2001:DB8:0:0::1", 8333, *base],  # spellings of one IPv6 address
         ["2001:db8::1", 8333, *base],
         ["198.51.100.7", 0, *base],  # unusable: the port, the host
+        ["198.51.100.8", 2**40, *base],
         ["not-a-host", 8333, *base],
         ["fc00:1::7", 8333, *base],  # cjdns
     ]
@@ -95,8 +97,22 @@ def test_export_rows_are_the_rows_of_crawldash_s_decode(tmp_path: Path) -> None:
         snapshot = decode_snapshot(data, END)
         got = export_rows(data, END, "main", allow_empty=False)
         assert got is not None
-        assert got.rows.equals(table_of(columns_of(snapshot, "main")))
+        decoded = table_of(columns_of(snapshot, "main"))
+        assert got.rows.equals(decoded.sort_by(SORTED_BY))  # sorted by node
         assert (got.nodes, got.height) == (len(snapshot.nodes), snapshot.latest_height)
+
+
+def test_hosts_forgotten_past_the_limit_are_learnt_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(export_rows_module, "HOSTS_KEPT", 50)  # fewer than a crawl's nodes
+    write_crawls(tmp_path, crawls=3, nodes=120, end=END)
+    for path in sorted(tmp_path.glob("*.json")):
+        data = path.read_bytes()
+        got = export_rows(data, END, "main", allow_empty=False)
+        assert got is not None
+        decoded = table_of(columns_of(decode_snapshot(data, END), "main"))
+        assert got.rows.equals(decoded.sort_by(SORTED_BY))
 
 
 @pytest.mark.parametrize(
@@ -120,6 +136,24 @@ def test_export_rows_refuse_what_decode_refuses(body: bytes) -> None:
 def test_other_forms_are_left_to_decode() -> None:
     crawl_only = export_body([["198.51.100.7", 8333, 1033, 900_000]])
     assert export_rows(crawl_only, END, "main", allow_empty=False) is None
+    row = [
+        "198.51.100.7",
+        8333,
+        2**63,
+        "/x/",
+        0,
+        1,
+        2,
+        None,
+        None,
+        None,
+        0.0,
+        0.0,
+        None,
+        None,
+        None,
+    ]
+    assert export_rows(export_body([row]), END, "main", allow_empty=False) is None  # not int64
     api = json.dumps({"timestamp": END, "nodes": {}}).encode()
     assert export_rows(api, END, "main", allow_empty=True) is None
 

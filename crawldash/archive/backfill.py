@@ -65,6 +65,26 @@ class Prepared:
     rows: pa.Table | None = None
     refused: str | None = None
 
+    def __reduce__(self) -> tuple[Callable[..., Prepared], tuple[object, ...]]:
+        """Sent from a process of the pool with its rows as one Arrow IPC stream: fewer
+        copies than a table pickled column by column, and read back without one."""
+        rows = None if self.rows is None else _stream(self.rows)
+        return _prepared, (self.timestamp, self.crawl, self.body, rows, self.refused)
+
+
+def _stream(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def _prepared(
+    timestamp: int, crawl: CrawlFile | None, body: bytes, rows: bytes | None, refused: str | None
+) -> Prepared:
+    table = None if rows is None else pa.ipc.open_stream(rows).read_all()
+    return Prepared(timestamp, crawl, body, table, refused)
+
 
 def every_core() -> int:
     """The processes a backfill runs by default: one per core it may run on."""

@@ -33,6 +33,7 @@ DELTA_CODED = ("timestamp", "height", "position")
 ZSTD_LEVEL = 9  # a compacted day's: written once, kept for good
 PART_ZSTD_LEVEL = 1  # a crawl's part: written fast, rewritten at the day's compaction
 WINDOW = 4 * 3600  # seconds of crawls per row group of a day file: 6 a day
+RANK_BITS, PORT_BITS, TIME_BITS = 31, 18, 14  # a window's sort key: 63 bits, a WINDOW's time
 _TYPES = {"int64": pa.int64(), "int32": pa.int32(), "string": pa.string(), "float64": pa.float64()}
 STRINGS = [name for name, kind in SCHEMA if kind == "string"]
 ARROW_SCHEMA = pa.schema([(name, _TYPES[kind]) for name, kind in SCHEMA])
@@ -120,8 +121,41 @@ def _writer(sink: pa.NativeFile, schema: pa.Schema, level: int) -> pq.ParquetWri
 
 def _write_window(writer: pq.ParquetWriter, rows: pa.Table) -> None:
     """A window's rows as one row group, sorted by node."""
-    ordered = rows.sort_by([(key, "ascending") for key in SORT_KEYS])
+    ordered = rows.take(node_order(rows))
     writer.write_table(ordered, row_group_size=max(1, len(ordered)))
+
+
+def node_order(rows: pa.Table) -> pa.Array:
+    """The indices that sort a window's rows by SORT_KEYS, as ``sort_by`` does (both are
+    stable), but comparing one integer per row rather than strings: the address's rank
+    among the window's addresses, then the port, then the time from the window's first
+    crawl, in 63 bits. Rows the key cannot hold (a null, ports or times too far apart:
+    never a window's) are sorted by ``sort_by``'s way.
+
+    Args:
+        rows: rows of the archive's schema, in any order.
+
+    Returns:
+        Their indices in the archive's order.
+    """
+    address, port, timestamp = (rows[key] for key in SORT_KEYS)
+    if not len(rows) or address.null_count or port.null_count or timestamp.null_count:
+        return pc.sort_indices(rows, [(key, "ascending") for key in SORT_KEYS])
+    port_from, port_to = pc.min_max(port).values()
+    time_from, time_to = pc.min_max(timestamp).values()
+    ports = port_to.as_py() - port_from.as_py()
+    times = time_to.as_py() - time_from.as_py()
+    if len(rows) >= 1 << RANK_BITS or ports >= 1 << PORT_BITS or times >= 1 << TIME_BITS:
+        return pc.sort_indices(rows, [(key, "ascending") for key in SORT_KEYS])
+    addresses = pc.unique(address)
+    rank = pc.index_in(address, value_set=addresses.take(pc.sort_indices(addresses)))
+    key = pc.shift_left(pc.cast(rank, pa.int64()), PORT_BITS + TIME_BITS)
+    key = pc.add(key, pc.shift_left(_from(port, port_from), TIME_BITS))
+    return pc.sort_indices(pc.add(key, _from(timestamp, time_from)))
+
+
+def _from(values: pa.ChunkedArray, least: pa.Scalar) -> pa.ChunkedArray:
+    return pc.subtract(pc.cast(values, pa.int64()), pc.cast(least, pa.int64()))
 
 
 def write_bytes(path: Path, body: bytes) -> int:
