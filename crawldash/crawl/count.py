@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 from ..models import ExportRow
 from .address import NETWORKS, AddressError, canonical_address, network_of
-from .breakdown import Value, tally, tally_crawl
+from .breakdown import Value, host_of, tally, tally_crawl
 from .decode import (
     CrawlRow,
     Rules,
@@ -114,23 +114,27 @@ def read_counts(paths: Sequence[Path], rules: Rules) -> list[CrawlCount | LoadEr
         or gone crawl is skipped: the changes of the next count are from the one before it.
     """
     counts: list[CrawlCount | LoadError | None] = []
-    previous: set[str] | None = None
+    before: _Before | None = None
     for path in paths:
         try:
-            counted = read_count(path, rules)
+            data = read_file(path, rules.max_file_size)[0]
+            counted, before_next = _count_after(data, rules.allow_empty, before)
         except FileNotFoundError:
             counts.append(None)
             continue
         except LoadError as exc:
             counts.append(exc)
             continue
-        now = set(counted.addresses)  # the spellings' own strings: no hashing again
-        if previous is not None:
-            changes = AddressChanges(list(now - previous), list(previous - now))
-            counted = replace(counted, addresses=[], changes=changes)
         counts.append(counted)
-        previous = now
+        before = before_next
     return counts
+
+
+class _Before(NamedTuple):
+    """The crawl counted before the next in a run: its addresses and nodes per network."""
+
+    addresses: set[str]
+    networks: tuple[int, ...]
 
 
 def count_nodes(data: bytes, allow_empty: bool = False) -> CrawlCount:
@@ -142,6 +146,45 @@ def count_nodes(data: bytes, allow_empty: bool = False) -> CrawlCount:
         tallied = tally_networks(network_of(a.rpartition(":")[0].strip("[]")) for a in keyed)
         by_value = _plain(tally(keyed.values(), snapshot.latest_height))
         return CrawlCount(len(keyed), tallied, snapshot.latest_height, list(keyed), by_value)
+    unique, nodes, spellings = _unique_rows(data, allow_empty)
+    networks = Counter(map(spellings.networks.__getitem__, unique))
+    by_network = tuple(networks[index] for index in range(len(NETWORKS)))
+    height, by_key = tally_crawl(nodes)
+    return CrawlCount(len(unique), by_network, height, list(unique), _plain(by_key))
+
+
+def _count_after(
+    data: bytes, allow_empty: bool, before: _Before | None
+) -> tuple[CrawlCount, _Before]:
+    """``count_nodes``, with the crawl's addresses as changes from ``before`` if given, and
+    what the next crawl of the run is counted after. Its nodes per network are then those
+    of ``before`` with the changes': a pass over a few hundred addresses, not 15,000."""
+    if before is None or form_of(data) == b"{":
+        counted = count_nodes(data, allow_empty)
+        now = set(counted.addresses)  # the spellings' own strings: no hashing again
+        if before is not None:
+            changes = AddressChanges(list(now - before.addresses), list(before.addresses - now))
+            counted = replace(counted, addresses=[], changes=changes)
+        return counted, _Before(now, counted.networks)
+    unique, nodes, spellings = _unique_rows(data, allow_empty)
+    now = set(unique)
+    changes = AddressChanges(list(now - before.addresses), list(before.addresses - now))
+    added = spellings.network_counts(changes.added)
+    removed = spellings.network_counts(changes.removed)
+    by_network = tuple(
+        count + added[index] - removed[index] for index, count in enumerate(before.networks)
+    )
+    height, by_key = tally_crawl(nodes)
+    counted = CrawlCount(len(unique), by_network, height, [], _plain(by_key), changes)
+    return counted, _Before(now, by_network)
+
+
+def _unique_rows(
+    data: bytes, allow_empty: bool
+) -> tuple[dict[str, None], Sequence[Any], _Spellings]:
+    """A crawl in the export form decoded: each canonical address once, in the order they
+    first come, each node's row (the later of two for one address) and the spellings'
+    memory that spelled them."""
     try:
         rows = _decode_rows(data)
     except (msgspec.DecodeError, RecursionError) as exc:
@@ -158,12 +201,9 @@ def count_nodes(data: bytes, allow_empty: bool = False) -> CrawlCount:
         unique.pop(UNUSABLE, None)
         nodes = list(latest.values())
     check_usable(len(unique), skipped, allow_empty)
-    networks = Counter(map(spellings.networks.__getitem__, unique))
-    by_network = tuple(networks[index] for index in range(len(NETWORKS)))
     if nodes and isinstance(nodes[0], CrawlRow):  # crawl-only rows, with few fields
         nodes = [row.node() for row in nodes]
-    height, by_key = tally_crawl(nodes)
-    return CrawlCount(len(unique), by_network, height, list(unique), _plain(by_key))
+    return unique, nodes, spellings
 
 
 def _decode_rows(data: bytes) -> list[_CountedRow] | list[ExportRow] | list[CrawlRow]:
@@ -213,6 +253,14 @@ class _Spellings:
                 addresses[index] = self.address(hosts[index], usual)
                 index = addresses.index(None, index + 1)
         return addresses  # type: ignore[return-value]  # no None is left
+
+    def network_counts(self, addresses: Iterable[str]) -> Counter[int]:
+        """Canonical addresses counted by network (by index in NETWORKS): those of a crawl
+        counted before this memory started again are worked out anew."""
+        known = self.networks
+        return Counter(
+            known[a] if a in known else _NETWORK_INDEX[network_of(host_of(a))] for a in addresses
+        )
 
     def address(self, host: str, port: int) -> str:
         """The canonical address of a host as written and a port, remembered."""

@@ -5,7 +5,9 @@ A batch is read ahead: its crawls are counted in runs of consecutive ones (on ev
 by the counting processes) while the ones already counted are recorded, in order, newest
 first, so that each is added next to the crawls already known. A run's crawls after the
 first come back as the changes of their addresses from the one before: the presence takes
-those without a pass over each crawl's 15,000 addresses on the event loop.
+those without a pass over each crawl's 15,000 addresses on the event loop. Once a batch
+has no more runs to start, the first runs of the next one are read: the counting processes
+never wait for a batch's last crawls to be recorded and published.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from .rejections import Rejections
 
 SKIPPED_FIRST = 144  # skipped crawls counted before the one served (a day of 10-minute ones)
 READ_AHEAD = 16  # crawls counted ahead of the one being recorded, per counting process
-RUN_LENGTH = 4  # consecutive crawls a counting process counts at once, in a batch
+RUN_LENGTH = 8  # consecutive crawls a counting process counts at once, in a batch
 OLDER_AT_ONCE = 32  # older crawls published into the presence together
 # Reads a crawl's count; the flag says it is one of many (a batch), which the counting
 # processes read faster than the loader process does one at a time.
@@ -42,6 +44,14 @@ class _Read(NamedTuple):
     counted: CrawlCount | None
     addresses: list[str] | set[str]
     base: int | None
+
+
+class _Run(NamedTuple):
+    """Consecutive crawls being read as one run, from these files."""
+
+    timestamps: list[int]
+    files: list[tuple[str, FileVersion]]
+    read: asyncio.Future[list[CrawlCount | None]]
 
 
 class Counting:
@@ -64,6 +74,7 @@ class Counting:
         # changed, not at every file in the folder.
         self.uncounted: set[int] = set()
         self.retrying: set[int] = set()  # refused for a passing fault, to be tried again
+        self._ahead: list[_Run] = []  # the first runs of the next batch, read before it
 
     def update(self, listing: Listing, among: Iterable[int]) -> list[int]:
         """Those of ``uncounted`` and ``among`` whose count or membership the state lacks or
@@ -172,26 +183,61 @@ class Counting:
         """Each crawl as read, in the order given, with up to ``read_ahead`` being read: in
         runs of RUN_LENGTH when they are a batch and ``count_run`` is given."""
         batch = len(timestamps) > 1
-        length = RUN_LENGTH if batch and self.count_run is not None else 1
+        in_runs = batch and self.count_run is not None
+        length = RUN_LENGTH if in_runs else 1
         in_flight = max(1, self.read_ahead // length if batch else 1)
-        waiting = (timestamps[at : at + length] for at in range(0, len(timestamps), length))
-        reads: list[tuple[list[int], asyncio.Task[list[CrawlCount | None]]]] = []
+        runs = [timestamps[at : at + length] for at in range(0, len(timestamps), length)]
+        reads = self._adopted(listing, runs) if in_runs else []
+        waiting = iter(runs[len(reads) :])
         try:
             while True:
                 while len(reads) < in_flight:
                     run = next(waiting, None)
                     if run is None:
                         break
-                    files = [listing.snapshots[timestamp] for timestamp in run]
-                    reads.append((run, asyncio.ensure_future(self._read_run(files, batch))))
+                    reads.append(self._start(listing, run, batch))
+                if in_runs:
+                    self._read_next(listing, timestamps, in_flight - len(reads))
                 if not reads:
                     return
-                run, read = reads.pop(0)
-                for item in _in_full(run, await read, listing):
+                read = reads.pop(0)
+                for item in _in_full(read.timestamps, await read.read, listing):
                     yield item
         finally:
-            for _, read in reads:
-                read.cancel()
+            for read in reads:
+                read.read.cancel()
+
+    def _start(self, listing: Listing, run: list[int], batch: bool) -> _Run:
+        files = [listing.snapshots[timestamp] for timestamp in run]
+        return _Run(run, files, asyncio.ensure_future(self._read_run(files, batch)))
+
+    def _adopted(self, listing: Listing, runs: list[list[int]]) -> list[_Run]:
+        """The runs read ahead that begin this batch: the same crawls, read from the files
+        listed now. The others are cancelled: what they read is no longer asked for."""
+        ahead, self._ahead = self._ahead, []
+        adopted: list[_Run] = []
+        for run, read in zip(runs, ahead, strict=False):
+            if read.timestamps != run or read.files != [listing.snapshots[t] for t in run]:
+                break
+            adopted.append(read)
+        for read in ahead[len(adopted) :]:
+            read.read.cancel()
+        return adopted
+
+    def _read_next(self, listing: Listing, batch: list[int], room: int) -> None:
+        """Start reading the first runs of the batch that will follow this one, in ``room``
+        runs: the crawls still uncounted, newest first, in runs, as ``update`` will give
+        them (a guess: a run it does not give next is cancelled, never recorded)."""
+        room -= len(self._ahead)
+        if room <= 0:
+            return
+        taken = set(batch).union(*(read.timestamps for read in self._ahead))
+        following = sorted(
+            (t for t in self.uncounted if t not in taken and t in listing.snapshots),
+            reverse=True,
+        )[: room * RUN_LENGTH]
+        for at in range(0, len(following), RUN_LENGTH):
+            self._ahead.append(self._start(listing, following[at : at + RUN_LENGTH], True))
 
     async def _read_run(
         self, files: list[tuple[str, FileVersion]], batch: bool
