@@ -21,6 +21,7 @@ from crawldash.archive.parquet import crawls_in, table_of
 from crawldash.archive.writing import archive_crawl, compact
 from crawldash.crawl.decode import Rules, decode_snapshot
 from crawldash.crawl.files import LoadError
+from tests.factories import row as export_row
 from tests.test_archive import END, rows_per_crawl, write_crawls
 
 RULES = Rules(max_file_size=64 * 1024 * 1024)
@@ -136,24 +137,9 @@ def test_export_rows_refuse_what_decode_refuses(body: bytes) -> None:
 def test_other_forms_are_left_to_decode() -> None:
     crawl_only = export_body([["198.51.100.7", 8333, 1033, 900_000]])
     assert export_rows(crawl_only, END, "main", allow_empty=False) is None
-    row = [
-        "198.51.100.7",
-        8333,
-        2**63,
-        "/x/",
-        0,
-        1,
-        2,
-        None,
-        None,
-        None,
-        0.0,
-        0.0,
-        None,
-        None,
-        None,
-    ]
-    assert export_rows(export_body([row]), END, "main", allow_empty=False) is None  # not int64
+    huge = export_row("198.51.100.7")
+    huge[2] = 2**63  # the protocol version
+    assert export_rows(export_body([huge]), END, "main", allow_empty=False) is None  # not int64
     api = json.dumps({"timestamp": END, "nodes": {}}).encode()
     assert export_rows(api, END, "main", allow_empty=True) is None
 

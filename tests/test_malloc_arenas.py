@@ -19,7 +19,7 @@ from .factories import export_body, rows, write_snapshot, write_status
 from .process import serving
 
 TS = 1_700_000_000
-HEAP_ALIGN = 64 * 1024 * 1024
+HEAP_SIZE = 64 * 1024 * 1024  # glibc's HEAP_MAX_SIZE on 64 bits
 ASKED = ("/api/snapshot", "/api/status", "/api/history", "/api/nodes?format=csv")
 
 pytestmark = pytest.mark.skipif(
@@ -28,15 +28,34 @@ pytestmark = pytest.mark.skipif(
 
 
 def thread_heaps(pid: int) -> int:
-    """Anonymous read-write mappings at a multiple of 64 MiB: the arenas' heaps."""
-    heaps = 0
+    """The arenas' heaps among the process's mappings: each is a 64 MiB reservation at a
+    multiple of 64 MiB, read-write as far as it is used and inaccessible past that. Other
+    anonymous mappings may start at such a multiple too, but do not end with the rest of
+    the 64 MiB kept inaccessible."""
+    mappings = []
     with open(f"/proc/{pid}/maps") as maps:
         for line in maps:
             fields = line.split()
-            start = int(fields[0].split("-")[0], 16)
-            if len(fields) == 5 and fields[1].startswith("rw") and start % HEAP_ALIGN == 0:
-                heaps += 1
+            start, end = (int(bound, 16) for bound in fields[0].split("-"))
+            mappings.append((start, end, fields[1], len(fields) == 5))
+    heaps = 0
+    for (start, end, mode, anonymous), after in zip(mappings, [*mappings[1:], None], strict=True):
+        if start % HEAP_SIZE or not mode.startswith("rw") or not anonymous:
+            continue
+        if end - start == HEAP_SIZE or (after is not None and _rest_of_heap(start, end, after)):
+            heaps += 1
     return heaps
+
+
+def _rest_of_heap(start: int, end: int, after: tuple[int, int, str, bool]) -> bool:
+    """Whether ``after`` is the inaccessible rest of a heap at ``start``, used to ``end``."""
+    after_start, after_end, mode, anonymous = after
+    return (
+        after_start == end
+        and mode.startswith("---")
+        and anonymous
+        and (after_end - start == HEAP_SIZE)
+    )
 
 
 def server_pid(base: str) -> int:
