@@ -32,9 +32,9 @@ def raise_open_file_limit() -> int:
 def limit_malloc_arenas(environ: dict[str, str] | None = None) -> int | None:
     """Cap glibc's malloc arenas at MALLOC_ARENAS, unless MALLOC_ARENA_MAX is set (glibc
     reads it itself). Each thread that allocates (the default executor's, each network's
-    watcher) would take an arena of its own and keep in it what a passing task freed: a
-    second, empty network cost as much memory as a loaded crawl's answers. Threads hold the
-    GIL while they allocate, so they hardly contend for the two arenas.
+    watcher) would take an arena of its own and keep in it what a passing task freed, so
+    each network's threads would add memory of their own. Threads hold the GIL while they
+    allocate, so they hardly contend for the two arenas.
 
     Args:
         environ: the environment (``os.environ`` if None).
