@@ -138,8 +138,15 @@ def test_other_forms_are_left_to_decode() -> None:
     crawl_only = export_body([["198.51.100.7", 8333, 1033, 900_000]])
     assert export_rows(crawl_only, END, "main", allow_empty=False) is None
     huge = export_row("198.51.100.7")
-    huge[2] = 2**63  # the protocol version
-    assert export_rows(export_body([huge]), END, "main", allow_empty=False) is None  # not int64
+    huge[2] = 2**31  # the protocol version, beyond its 32 bits: the row is skipped
+    mixed = export_body([huge, export_row("198.51.100.8")])
+    assert export_rows(mixed, END, "main", allow_empty=False) is None
+    assert list(decode_snapshot(mixed, END).nodes) == ["198.51.100.8:8333"]
+    with pytest.raises(LoadError) as refused:
+        export_rows(export_body([huge]), END, "main", allow_empty=False)
+    with pytest.raises(LoadError) as decoded:
+        decode_snapshot(export_body([huge]), END)
+    assert str(refused.value) == str(decoded.value)
     api = json.dumps({"timestamp": END, "nodes": {}}).encode()
     assert export_rows(api, END, "main", allow_empty=True) is None
 

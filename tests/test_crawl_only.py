@@ -200,8 +200,8 @@ def test_counting_and_decoding_take_crawl_only_rows():
         b'[["203.0.113.5", "8333", 1033, 900000]]',  # the port a string
         b'[["203.0.113.5", 8333, "NETWORK", 900000]]',  # services not a number
         b'[["203.0.113.5", 8333, 1033, null]]',  # a null height: crawl.py writes 0
-        export_body([row("203.0.113.5")])[:-1] + b', ["198.51.100.9", 8333, 1033, 900000]]',
     ],
+    ids=["three fields", "string port", "string services", "null height"],
 )
 def test_rows_of_neither_form_are_refused_with_both_reasons(body: bytes):
     for decode in (lambda: decode_snapshot(body, TS), lambda: count_nodes(body)):
@@ -210,3 +210,13 @@ def test_rows_of_neither_form_are_refused_with_both_reasons(body: bytes):
         assert refused.value.kind == "decode"
         assert "as export rows: " in str(refused.value)
         assert "as crawl-only rows: " in str(refused.value)
+
+
+def test_a_row_of_the_other_form_is_skipped_and_counted_not_the_crawl():
+    """One crawl is of one form: the form most rows have (export rows on a tie) is kept,
+    and a row of the other costs itself, in the loader as in the count."""
+    body = export_body([row("203.0.113.5")])[:-1] + b', ["198.51.100.9", 8333, 1033, 900000]]'
+    snapshot = decode_snapshot(body, TS)
+    assert list(snapshot.nodes) == ["203.0.113.5:8333"]
+    assert snapshot.skipped_rows == 1
+    assert count_nodes(body).addresses == ["203.0.113.5:8333"]

@@ -24,6 +24,7 @@ ELSEWHERE = {
     "seeder.py",
     "resolve.py",
     "cache_inv.py",
+    "protocol.py",
     "ping.conf",
     "cache_inv.conf",
     "crawl.conf",

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..crawl.decode import Rules, decode_snapshot
+from ..crawl.decode import Rules, decode_snapshot, unprepared
 from ..crawl.files import LoadError, list_data_dir, read_file
 from ..live.loader.orphans import end_with_parent
 from . import parquet
@@ -231,19 +231,27 @@ def prepare(
     them took a fifth of the time."""
     with _no_collector():
         try:
-            data, version = read_file(path, rules.max_file_size)
-            file = CrawlFile(version.size, version.mtime_ns)
-            if whole_day and (rows := export_rows(data, timestamp, network, rules.allow_empty)):
-                crawl = CrawlFile(file.size, file.mtime_ns, rows.nodes, rows.height)
-                return Prepared(timestamp, crawl, rows=rows.rows)
-            snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
+            return _read_and_prepare(path, timestamp, rules, network, whole_day)
         except (LoadError, FileNotFoundError) as exc:
             return Prepared(timestamp, refused=str(exc))
-        if whole_day:
-            table = parquet.table_of(columns_of(snapshot, network))
-            return Prepared(timestamp, archived_as(snapshot, file), rows=table)
-        crawl, body = encode_part(snapshot, network, file)
-        return Prepared(timestamp, crawl, body)
+        except Exception as exc:  # met on this crawl: it costs the crawl, not the run
+            return Prepared(timestamp, refused=str(unprepared(exc)))
+
+
+def _read_and_prepare(
+    path: Path, timestamp: int, rules: Rules, network: str, whole_day: bool
+) -> Prepared:
+    data, version = read_file(path, rules.max_file_size)
+    file = CrawlFile(version.size, version.mtime_ns)
+    if whole_day and (rows := export_rows(data, timestamp, network, rules.allow_empty)):
+        crawl = CrawlFile(file.size, file.mtime_ns, rows.nodes, rows.height)
+        return Prepared(timestamp, crawl, rows=rows.rows)
+    snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
+    if whole_day:
+        table = parquet.table_of(columns_of(snapshot, network))
+        return Prepared(timestamp, archived_as(snapshot, file), rows=table)
+    crawl, body = encode_part(snapshot, network, file)
+    return Prepared(timestamp, crawl, body)
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ SCHEMA: tuple[tuple[str, str], ...] = (
     ("protocol_version", "int64"),
     ("user_agent", "string"),
     ("connected_since", "int64"),
-    ("services", "int64"),
+    ("services", "uint64"),
     ("height", "int64"),
     ("hostname", "string"),
     ("city", "string"),

@@ -7,8 +7,8 @@ first one's place).
 
 The same rows as ``columns_of(decode_snapshot(...))``, but sorted by node (``SORTED_BY``),
 so that a day's window is merged from runs rather than gathered from shuffled rows. The
-other forms (crawl-only rows, the API object, rows longer than 15 fields, integers beyond
-int64) are left to ``decode_snapshot``.
+other forms (crawl-only rows, the API object, rows longer than 15 fields, a row with a
+value out of its range) are left to ``decode_snapshot``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from ..crawl.address import AddressError, canonical_host, network_of
 from ..crawl.decode import check_usable, does_not_decode, export_decoder, form_of
+from ..models.crawler import Int32, Int64, Latitude, Longitude, Port, Services
 from .columns import NODE_FIELDS
 from .parquet import ARROW_SCHEMA
 
@@ -30,10 +31,11 @@ SORTED_BY = [("address", "ascending"), ("port", "ascending")]
 # spelling and its type, or null for a host decode skips
 _known = {name: pa.array([], pa.string()) for name in ("raw", "canonical", "type")}
 
-# ExportRow's fields, as a tuple: the same checks, without a struct object per row
+# ExportRow's fields, as a tuple: the same checks, without a struct object per row (a
+# services value beyond 2^64-1 fails pyarrow's uint64, and the row is left to the decode)
 _Row = tuple[
-    str, int, int, str | None, int, int, int, str | None, str | None, str | None,
-    float, float, str | None, str | None, str | None,
+    str, Port, Int32, str | None, Int64, Services, Int32, str | None, str | None, str | None,
+    Latitude, Longitude, str | None, str | None, str | None,
 ]  # fmt: skip
 _rows_decoder = msgspec.json.Decoder(list[_Row])
 # a row as pyarrow reads it; the port as int64, as decode takes any integer before it
@@ -74,7 +76,7 @@ def export_rows(data: bytes, timestamp: int, network: str, allow_empty: bool) ->
         return None
     try:
         struct = pa.array(rows, _ROW)
-    except (pa.ArrowInvalid, OverflowError):  # an integer beyond int64
+    except (pa.ArrowInvalid, OverflowError):  # services beyond 2^64-1
         return None
     columns = dict(zip(_ROW.names, struct.flatten(), strict=True))
     columns["address"], columns["address_type"] = _canonical_hosts(columns["host"])
@@ -100,12 +102,10 @@ def _decoded(data: bytes) -> list[_Row] | None:
         if form_of(data) != b"[":
             return None
         return _rows_decoder.decode(data)
-    except msgspec.ValidationError:
+    except (msgspec.DecodeError, RecursionError):
         pass
-    except (msgspec.DecodeError, RecursionError) as exc:
-        raise does_not_decode(exc) from None
     try:
-        export_decoder.decode(data)  # another form, or the reasons of both forms
+        export_decoder.decode(data)  # another form, rows to skip, or why it cannot be read
     except (msgspec.DecodeError, RecursionError) as exc:
         raise does_not_decode(exc) from None
     return None

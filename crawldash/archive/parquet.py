@@ -34,7 +34,13 @@ ZSTD_LEVEL = 9  # a compacted day's: written once, kept for good
 PART_ZSTD_LEVEL = 1  # a crawl's part: written fast, rewritten at the day's compaction
 WINDOW = 4 * 3600  # seconds of crawls per row group of a day file: 6 a day
 RANK_BITS, PORT_BITS, TIME_BITS = 31, 18, 14  # a window's sort key: 63 bits, a WINDOW's time
-_TYPES = {"int64": pa.int64(), "int32": pa.int32(), "string": pa.string(), "float64": pa.float64()}
+_TYPES = {
+    "int64": pa.int64(),
+    "uint64": pa.uint64(),
+    "int32": pa.int32(),
+    "string": pa.string(),
+    "float64": pa.float64(),
+}
 STRINGS = [name for name, kind in SCHEMA if kind == "string"]
 ARROW_SCHEMA = pa.schema([(name, _TYPES[kind]) for name, kind in SCHEMA])
 SERVED = [name for name in NAMES if name not in ("network", "address_type")]  # read back

@@ -25,7 +25,6 @@ from ..models import ExportRow
 from .address import NETWORKS, AddressError, canonical_address, network_of
 from .breakdown import Value, host_of, tally, tally_crawl
 from .decode import (
-    CrawlRow,
     Rules,
     check_usable,
     decode_snapshot,
@@ -33,8 +32,10 @@ from .decode import (
     export_decoder,
     form_of,
     tally_networks,
+    unprepared,
 )
 from .files import LoadError, read_file
+from .rows import CrawlRow, Rows, overflows
 
 KNOWN_MAX = 500_000  # hosts remembered; past it, the memory starts again
 UNUSABLE = ""  # the address of a row whose host or port is not usable: never a real one
@@ -125,6 +126,9 @@ def read_counts(paths: Sequence[Path], rules: Rules) -> list[CrawlCount | LoadEr
         except LoadError as exc:
             counts.append(exc)
             continue
+        except Exception as exc:  # the run's other crawls are still counted
+            counts.append(unprepared(exc))
+            continue
         counts.append(counted)
         before = before_next
     return counts
@@ -186,16 +190,16 @@ def _unique_rows(
     first come, each node's row (the later of two for one address) and the spellings'
     memory that spelled them."""
     try:
-        rows = _decode_rows(data)
+        rows, bad = _decode_rows(data)
     except (msgspec.DecodeError, RecursionError) as exc:
         raise does_not_decode(exc) from None
     spellings = _Spellings.now()
     addresses = spellings.addresses(rows)
     unique = dict.fromkeys(addresses)  # each address once, where it first comes
     nodes: Sequence[Any] = rows  # each node's row, all of one form
-    skipped = 0
+    skipped = bad
     if UNUSABLE in unique or len(unique) < len(addresses):  # rare: rows to skip or merge
-        skipped = addresses.count(UNUSABLE)
+        skipped += addresses.count(UNUSABLE)
         latest = dict(zip(addresses, rows, strict=True))  # the later of two rows wins
         latest.pop(UNUSABLE, None)
         unique.pop(UNUSABLE, None)
@@ -206,11 +210,14 @@ def _unique_rows(
     return unique, nodes, spellings
 
 
-def _decode_rows(data: bytes) -> list[_CountedRow] | list[ExportRow] | list[CrawlRow]:
+def _decode_rows(data: bytes) -> Rows:
+    """The rows as the loader decodes them (``crawl/rows.py``), each export row as a
+    ``_CountedRow`` where all of them are."""
     try:
-        return _counted_rows.decode(data)
-    except msgspec.ValidationError:  # crawl-only rows, or the loader's reasons for neither
+        rows = _counted_rows.decode(data)
+    except msgspec.DecodeError:  # crawl-only rows, rows to skip, or not JSON: its reasons
         return export_decoder.decode(data)
+    return export_decoder.decode(data) if overflows(rows) else Rows(rows, 0)
 
 
 class _Spellings:

@@ -16,77 +16,17 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ..models import ApiSnapshot, Base, CrawlerStatus, ExportRow, NodeRow
+from ..models import ApiSnapshot, CrawlerStatus, NodeRow
 from .address import NETWORKS, AddressError, canonical_address, parse_address
 from .files import LoadError, read_file
+from .rows import RowsDecoder, decode_keyed
 
 if TYPE_CHECKING:  # the loader process imports this module: it needs no settings
     from ..settings.serve import Settings
 
 
-class CrawlRow(Base, frozen=True, array_like=True):
-    """One row of bitnodes' crawl-only output (``crawl.py``'s ``dump``): address, port,
-    services and height, the height 0 when the crawler had none."""
-
-    address: str
-    port: int
-    services: int
-    height: int
-
-    def node(self) -> NodeRow:
-        """The node, its 11 fields the crawler does not write null."""
-        return NodeRow(
-            protocol_version=None,
-            user_agent=None,
-            connected_since=None,
-            services=self.services,
-            height=self.height,
-            hostname=None,
-            city=None,
-            country=None,
-            latitude=None,
-            longitude=None,
-            timezone=None,
-            asn=None,
-            org=None,
-        )
-
-
-_export_rows = msgspec.json.Decoder(list[ExportRow])
-_crawl_rows = msgspec.json.Decoder(list[CrawlRow])
 _api_decoder = msgspec.json.Decoder(ApiSnapshot)
 _status_decoder = msgspec.json.Decoder(CrawlerStatus)
-
-
-class RowsDecoder:
-    """Either array form's rows: export rows, else crawl-only rows."""
-
-    def decode(self, data: bytes) -> list[ExportRow] | list[CrawlRow]:
-        """Decode the rows of a crawl in the array form.
-
-        Args:
-            data: the file's bytes, a JSON array of rows.
-
-        Returns:
-            The rows, all of one form: each has ``address``, ``port``, ``height`` and
-            ``node()``.
-
-        Raises:
-            msgspec.DecodeError: not JSON, or rows of neither form (the message gives
-                both forms' reasons).
-        """
-        # Export rows are tried first and alone: they are the common form, and a large
-        # crawl's decode is the hot path. Crawl-only rows fail it at the first row.
-        try:
-            return _export_rows.decode(data)
-        except msgspec.ValidationError as as_export:
-            try:
-                return _crawl_rows.decode(data)
-            except msgspec.ValidationError as as_crawl:
-                reasons = f"as export rows: {as_export}; as crawl-only rows: {as_crawl}"
-                raise msgspec.ValidationError(reasons) from None
-
-
 export_decoder = RowsDecoder()  # the name the counting of older crawls imports
 
 
@@ -110,7 +50,7 @@ class Snapshot:
     timestamp: int
     nodes: dict[str, NodeRow]
     latest_height: int
-    skipped_rows: int  # rows whose address is unusable
+    skipped_rows: int  # rows whose address, form or a value is unusable
 
 
 def form_of(data: bytes) -> bytes:
@@ -121,18 +61,30 @@ def form_of(data: bytes) -> bytes:
 
 
 def decode_snapshot(data: bytes, timestamp: int, allow_empty: bool = False) -> Snapshot:
-    """Decode a crawl in any of its forms; the later of two rows for one address wins."""
+    """Decode a crawl in any of its forms; the later of two rows for one address wins, and
+    a row that cannot be used is skipped and counted."""
     try:
         if form_of(data) == b"[":
-            rows = export_decoder.decode(data)
+            rows, bad = export_decoder.decode(data)
             nodes, skipped = _index_rows((row.address, row.port, row.node()) for row in rows)
         else:
-            api = _api_decoder.decode(data)
-            nodes, skipped = _index_keys(api.nodes)
+            keyed, bad = decode_keyed(data, _api_nodes)
+            nodes, skipped = _index_keys(keyed)
     except (msgspec.DecodeError, RecursionError) as exc:
         raise does_not_decode(exc) from None
-    check_usable(len(nodes), skipped, allow_empty)
-    return Snapshot(timestamp, nodes, consensus_height(nodes.values()), skipped)
+    check_usable(len(nodes), skipped + bad, allow_empty)
+    return Snapshot(timestamp, nodes, consensus_height(nodes.values()), skipped + bad)
+
+
+def _api_nodes(data: bytes) -> dict[str, NodeRow]:
+    return _api_decoder.decode(data).nodes
+
+
+def unprepared(error: Exception) -> LoadError:
+    """The rejection of a crawl that raised ``error`` while it was decoded or prepared: a
+    fault of crawldash's own, met on that file, which must cost the file and nothing more
+    (not the watcher, the counting or the archive)."""
+    return LoadError("unprepared", f"could not be prepared: {type(error).__name__}: {error}")
 
 
 def does_not_decode(error: msgspec.DecodeError | RecursionError) -> LoadError:
@@ -141,9 +93,9 @@ def does_not_decode(error: msgspec.DecodeError | RecursionError) -> LoadError:
 
 
 def check_usable(nodes: int, skipped: int, allow_empty: bool) -> None:
-    """Refuse a crawl with rows but no usable address, or (unless allowed) no rows."""
+    """Refuse a crawl with rows but no usable one, or (unless allowed) no rows."""
     if skipped and not nodes:
-        raise LoadError("no_usable_rows", f"none of its {skipped} rows has a usable address")
+        raise LoadError("no_usable_rows", f"none of its {skipped} rows is usable")
     if not nodes and not allow_empty:
         raise LoadError(
             "empty", "the crawl lists no nodes (--allow-empty-crawls serves such crawls)"

@@ -9,18 +9,20 @@ succeeds.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ...crawl.count import CrawlCount, read_count
-from ...crawl.decode import Rules
+from ...crawl.decode import Rules, unprepared
 from ...crawl.files import FileVersion, LoadError
 from ..loader.client import LoaderClient
 from ..loader.counters import Counters
 from ..state import State
 from .rejections import Rejections
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 COUNT_IN_THREAD_BYTES = 128 * 1024  # larger crawls are counted in the loader process
 LOADER_FAULTS = ("timeout", "loader_died")  # of the loader, not of the file
@@ -101,6 +103,9 @@ class Reader:
             counted = await self.counters.count_run(paths, self.rules)
         except LoadError as exc:  # the counting process died: each is tried again
             counted = [exc] * len(files)
+        except Exception as exc:
+            log.error("counting a run failed from %s", files[0][0], exc_info=exc)
+            counted = [unprepared(exc)] * len(files)
         results: list[CrawlCount | None] = []
         for (name, version), count in zip(files, counted, strict=True):
             if isinstance(count, LoadError):
@@ -116,6 +121,10 @@ class Reader:
             return None
         except LoadError as exc:
             self._refused(name, version, exc)
+            return None
+        except Exception as exc:  # crawldash's own fault, met on this file: it costs the file
+            log.error("preparing a crawler file failed name=%s", name, exc_info=exc)
+            self._refused(name, version, unprepared(exc))
             return None
 
     def _refused(self, name: str, version: FileVersion, exc: LoadError) -> None:

@@ -18,9 +18,10 @@ from ...crawl.files import FileVersion, LoadError
 log = logging.getLogger(__name__)
 SETTLE_SECONDS = 2.0  # a file changed more recently than this may still be being written
 # Kinds that further writing cannot mend, or that say nothing of the file: logged at once,
-# however fresh the entry.
+# however fresh the entry. (A file still being written fails to decode: it never reaches
+# the preparing that ``unprepared`` speaks of.)
 _SETTLED_KINDS = frozenset(
-    ("future", "not_a_file", "unreadable", "misnamed", "timeout", "loader_died")
+    ("future", "not_a_file", "unreadable", "misnamed", "timeout", "loader_died", "unprepared")
 )
 PASSING_KINDS = frozenset(("loader_died", "timeout", "unreadable"))
 RETRY_FIRST = 5.0

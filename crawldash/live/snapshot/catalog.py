@@ -139,7 +139,7 @@ class NodeCatalog:
             asns=Codes.of([row.asn.upper() if row.asn else None for row in rows]),
             agents=Codes.of(agents),
             versions=array("q", versions),
-            services=array("q", [row.services for row in rows]),
+            services=array("Q", [row.services for row in rows]),  # unsigned 64-bit, as sent
             search="".join(search),
             search_starts=_starts(map(len, search)),
             csv=b"".join(lines),
