@@ -59,10 +59,11 @@ async def test_a_head_start_that_failed_or_died_is_called_again(tmp_path: Path):
 
 
 def test_the_newest_snapshot_is_named_by_its_timestamp_not_ahead_of_the_clock(tmp_path: Path):
-    for name in ("1700000000.json", "01700000600.json", "status.json", "9999999999.json"):
+    for name in ("1700000000.json", "1700000600.json", "status.json", "9999999999.json"):
         (tmp_path / name).write_text("{}")
     (tmp_path / "1800000000.txt").write_text("{}")
-    assert newest_snapshot(tmp_path, 1_700_000_000, 3600) == tmp_path / "01700000600.json"
+    (tmp_path / "01700001200.json").write_text("{}")  # a leading zero: not a crawl's name
+    assert newest_snapshot(tmp_path, 1_700_000_000, 3600) == tmp_path / "1700000600.json"
     assert newest_snapshot(tmp_path / "missing", 1_700_000_000, 3600) is None
     assert newest_snapshot(tmp_path, 1_000_000_000, 3600) is None
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..crawl.files import is_crawl_time
+
 PART = re.compile(r"part-([0-9]{1,12})\.parquet")
 DAY_FILE = "day.parquet"
 MANIFEST = "_crawls.json"
@@ -147,6 +149,12 @@ def _look_at_day(folder: Path, contents: Contents) -> None:
     for timestamp, crawl in known.items():
         if crawl.nodes is not None and timestamp in contents.files:
             contents.counts[timestamp] = (crawl.nodes, crawl.height)
+    for timestamp in [t for t in crawls if not is_crawl_time(t)]:
+        # archived by an earlier version from a name that is no crawl's now (``0.json``):
+        # left on disk, but not listed, served or counted as a crawl
+        crawls.remove(timestamp)
+        contents.files.pop(timestamp, None)
+        contents.counts.pop(timestamp, None)
 
 
 def read_manifest(path: Path) -> dict[int, CrawlFile]:

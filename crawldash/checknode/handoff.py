@@ -34,7 +34,6 @@ class HandedCheck(msgspec.Struct, forbid_unknown_fields=True):
     checked_at: Annotated[int, msgspec.Meta(ge=0)]
 
 
-_decoder = msgspec.json.Decoder(HandedCheck)
 
 
 class Handoff:
@@ -73,30 +72,6 @@ class Handoff:
             log.warning("cannot hand a check over in %s: %s", self.folder, exc)
             return False
         return True
-
-
-def waiting(folder: Path, limit: int) -> list[Path]:
-    """The bridge's side: the files waiting in ``folder``, oldest first, at most ``limit``."""
-    names = sorted(
-        entry.name
-        for entry in os.scandir(folder)
-        if entry.name.endswith(SUFFIX) and not entry.name.startswith(".")
-    )
-    return [folder / name for name in names[:limit]]
-
-
-def read_check(path: Path) -> HandedCheck | None:
-    """The check ``path`` holds, or None if it holds none (OSError if it cannot be read)."""
-    with path.open("rb") as file:
-        data = file.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        return None
-    try:
-        return _decoder.decode(data)
-    except msgspec.ValidationError:
-        return None
-    except msgspec.DecodeError:
-        return None
 
 
 def _count_files(folder: Path, stop_at: int) -> int:

@@ -20,7 +20,8 @@ from pathlib import Path
 STATUS_NAME = "status.json"
 NAME_SLACK = 600  # seconds a crawl may be named after its file was written (misnamed())
 _STEP = 1 << 20  # bytes read at a time from a file that grows while it is read
-_SNAPSHOT_NAME = re.compile(r"([0-9]{1,12})\.json")
+CRAWLS_END = 253_402_300_800  # 10000-01-01T00:00:00Z: no date (an archive's day) names it
+_CRAWL_TIME = re.compile(r"[1-9][0-9]{0,11}")  # no leading zero: a crawl has one name
 
 
 class LoadError(Exception):
@@ -47,9 +48,24 @@ class FileVersion:
 
 
 def snapshot_timestamp(name: str) -> int | None:
-    """The crawl timestamp a file name stands for, or None if it is not a snapshot file."""
-    match = _SNAPSHOT_NAME.fullmatch(name)
-    return int(match.group(1)) if match else None
+    """The crawl timestamp a file name stands for, or None if it is not a crawl's: the one
+    rule of which names are crawls, for every reader of the folder (the watcher, refresher
+    and counting, the history's adoption, the archive, the v1 routes). A crawl is
+    ``<timestamp>.json``, in decimal without a leading zero, from 1 to the end of year 9999
+    in UTC; any other name is passed over as any other file is."""
+    return crawl_time(name[:-5]) if name.endswith(".json") else None
+
+
+def crawl_time(text: str) -> int | None:
+    """``snapshot_timestamp`` of a name without its ``.json``: what a path naming a crawl
+    must be too, so that a crawl has one URL."""
+    timestamp = int(text) if _CRAWL_TIME.fullmatch(text) else 0
+    return timestamp if is_crawl_time(timestamp) else None
+
+
+def is_crawl_time(timestamp: int) -> bool:
+    """Whether a crawl may be named ``timestamp`` (one read from an archive's manifest)."""
+    return 0 < timestamp < CRAWLS_END
 
 
 def named_ahead(timestamp: int, now: float, max_clock_skew: int) -> LoadError | None:
@@ -169,12 +185,11 @@ def _scan(data_dir: Path) -> tuple[dict[int, tuple[str, FileVersion]], FileVersi
     directory entry (8,640 crawls are listed before the first answer)."""
     snapshots: dict[int, tuple[str, FileVersion]] = {}
     status = None
-    snapshot_name = _SNAPSHOT_NAME.fullmatch
     with os.scandir(data_dir) as entries:
         for entry in entries:
             name = entry.name
-            match = snapshot_name(name)
-            if match is None and name != STATUS_NAME:
+            timestamp = snapshot_timestamp(name)
+            if timestamp is None and name != STATUS_NAME:
                 continue
             try:
                 info = entry.stat()
@@ -183,10 +198,10 @@ def _scan(data_dir: Path) -> tuple[dict[int, tuple[str, FileVersion]], FileVersi
                 version = file_version(Path(entry.path))
             if version is None:
                 continue
-            if match is None:
+            if timestamp is None:
                 status = version
             else:
-                snapshots[int(match.group(1))] = (name, version)
+                snapshots[timestamp] = (name, version)
     return snapshots, status
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection
 import msgspec
 from aiohttp import web
 
+from ...crawl.files import crawl_time
 from ...live.memory.checks import node_row
 from ...live.snapshot.past_crawls import Archive, ArchiveBusy
 from ...live.snapshot.prepared import PreparedSnapshot
@@ -74,7 +75,14 @@ class V1:
         return plain(body)
 
     async def snapshot(self, request: web.Request) -> web.Response:
-        timestamp = snapshot_timestamp(request.match_info["timestamp"])
+        text = request.match_info["timestamp"]
+        timestamp = snapshot_timestamp(text)
+        if timestamp is not None and crawl_time(text) is None:  # a crawl has one name
+            raise ApiError(
+                404,
+                "snapshot_not_found",
+                f"{text[:40]!r} is not a crawl's timestamp as /api/v1/snapshots/ gives it",
+            )
         field = field_query(request.rel_url.raw_query_string)
         served = self.state.snapshot
         latest = served is not None and timestamp in (None, served.timestamp)
