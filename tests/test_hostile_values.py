@@ -22,7 +22,7 @@ from crawldash.crawl.decode import Rules, decode_snapshot
 from crawldash.live.refreshing import refresher
 from crawldash.live.snapshot.prepared import load_snapshot
 from tests.conftest import eventually, until_served, watching
-from tests.factories import export_body, row, rows, write_snapshot
+from tests.factories import api_body, export_body, row, rows, write_snapshot
 from tests.loader_jobs import load_unless_marked
 from tests.test_archive import run_archive
 from tests.test_operations import key, scrape
@@ -222,3 +222,16 @@ async def test_a_running_server_serves_each_hostile_crawl_and_goes_on(serve, dat
     assert "file rejected" not in caplog.text
     history = await (await client.get(f"/api/history?limit={2 * len(crawls) + 1}")).json()
     assert len(history) == 2 * len(crawls) + 1
+
+
+def test_a_number_beyond_a_float_is_null_where_null_is_allowed():
+    """``1e400`` (no float holds it) in the API form, whose coordinates may be null: the
+    node stays, unmapped; in the export form, whose may not, the row is skipped."""
+    node = row(GOOD)[2:]
+    api = api_body(1, {f"{GOOD}:8333": node, f"{TOP_NODE}:8333": node})
+    api = api.replace(b"59.8983", b"1e400", 1)
+    kept = decode_snapshot(api, 1)
+    assert sorted(n.latitude is None for n in kept.nodes.values()) == [False, True]
+    export = export_body([row(GOOD), row(TOP_NODE)]).replace(b"59.8983", b"-1e400", 1)
+    assert list(decode_snapshot(export, 1).nodes) == [f"{TOP_NODE}:8333"]
+    assert count_nodes(export).addresses == [f"{TOP_NODE}:8333"]

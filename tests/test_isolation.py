@@ -214,16 +214,23 @@ async def test_empty_crawls_are_rejected_unless_allowed(aiohttp_client, tmp_path
 
 
 async def test_only_crawls_the_loader_accepts_get_points(serve, data_dir):
-    write_snapshot(data_dir, NOW - 1800, export_body(rows(3)))
-    bad_height = export_body(rows(2)).replace(b"900000", b'"high"', 1)  # counts, but is broken
-    write_snapshot(data_dir, NOW - 1200, bad_height)
+    """A broken row costs that row, in the loader as in the count: its crawl gets a point
+    with its other rows. A crawl the loader refuses whole gets none."""
+    write_snapshot(data_dir, NOW - 2400, export_body(rows(3)))
+    bad_height = export_body(rows(2)).replace(b"900000", b'"high"', 1)  # one row broken
+    write_snapshot(data_dir, NOW - 1800, bad_height)
+    write_snapshot(data_dir, NOW - 1200, export_body(rows(2))[:-20])  # cut short
     write_snapshot(data_dir, NOW - 600, b"[]")
     write_snapshot(data_dir, NOW, export_body(rows(4)))
     for _ in range(2):  # at start-up and after a restart from the index
         client = await serve()
         await eventually(partial(history_complete, client))
         history = await (await client.get("/api/history")).json()
-        assert [p["timestamp"] for p in history] == [NOW - 1800, NOW]
+        assert [(p["timestamp"], p["reachable"]) for p in history] == [
+            (NOW - 2400, 3),
+            (NOW - 1800, 1),
+            (NOW, 4),
+        ]
         await client.close()
 
 

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from ..crawl.address import AddressError, canonical_host, network_of
 from ..crawl.decode import check_usable, does_not_decode, export_decoder, form_of
-from ..models.crawler import Int32, Int64, Latitude, Longitude, Port, Services
+from ..models.crawler import Int32, Int64, Port, Services
 from .columns import NODE_FIELDS
 from .parquet import ARROW_SCHEMA
 
@@ -35,7 +35,7 @@ _known = {name: pa.array([], pa.string()) for name in ("raw", "canonical", "type
 # services value beyond 2^64-1 fails pyarrow's uint64, and the row is left to the decode)
 _Row = tuple[
     str, Port, Int32, str | None, Int64, Services, Int32, str | None, str | None, str | None,
-    Latitude, Longitude, str | None, str | None, str | None,
+    float, float, str | None, str | None, str | None,
 ]  # fmt: skip
 _rows_decoder = msgspec.json.Decoder(list[_Row])
 # a row as pyarrow reads it; the port as int64, as decode takes any integer before it

@@ -6,13 +6,15 @@ decoded in one call, as one type: that is the common case and the fast one. Only
 that fails is it decoded again row by row, and each row that is of neither form, or holds
 a value out of its range, is skipped and counted: the crawl keeps its other rows. The same
 holds for a node of the API form, and for a file that spells a number ``NaN`` or
-``Infinity`` (Python's ``json`` writes them; JSON has no such token): it is read by the
-standard library instead, and those values become null, failing their rows.
+``Infinity`` (Python's ``json`` writes them; JSON has no such token) or one beyond a float
+(``1e400``): it is read by the standard library instead, such numbers become null, and a
+row that may not hold a null there is skipped.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
@@ -25,6 +27,7 @@ from ..models.crawler import Int32, Port, Services
 
 UINT64_MAX = 2**64 - 1  # services' bound, which msgspec's constraints cannot state
 _NON_FINITE = (b"NaN", b"Infinity", b"-Infinity")
+_OUT_OF_RANGE = "Number out of range"
 _AT_BYTE = re.compile(r"\(byte (\d+)\)$")  # where msgspec's DecodeError found the fault
 R = TypeVar("R")
 
@@ -134,12 +137,19 @@ class _One:
     def __call__(self, item: Any) -> Any:
         try:
             if isinstance(item, msgspec.Raw):
-                row = self.decoder.decode(item)
+                row = self._decoded(item)
             else:
                 row = msgspec.convert(item, self.kind)
         except msgspec.ValidationError:
             return None
-        return None if _services(row) > UINT64_MAX else row
+        return None if row is None or _services(row) > UINT64_MAX else row
+
+    def _decoded(self, raw: msgspec.Raw) -> Any:
+        try:
+            return self.decoder.decode(raw)
+        except msgspec.DecodeError as exc:  # ValidationError too: a number no float holds
+            loose = _standard(bytes(raw), exc)
+            return None if loose is None else msgspec.convert(loose, self.kind)
 
 
 _one_crawl = _One(CrawlRow)
@@ -220,19 +230,27 @@ def _api_items(data: bytes) -> dict[str, Any]:
 
 
 def _at_non_finite(data: bytes, error: msgspec.DecodeError) -> bool:
-    """Whether msgspec stopped at a ``NaN`` or an ``Infinity`` (not at the end of a file
-    still being written, the usual fault)."""
-    found = _AT_BYTE.search(str(error))
+    """Whether msgspec stopped at a ``NaN``, an ``Infinity`` or a number beyond a float
+    (``1e400``), not at the end of a file still being written, the usual fault."""
+    message = str(error)
+    if message.startswith(_OUT_OF_RANGE):
+        return True
+    found = _AT_BYTE.search(message)
     return found is not None and data.startswith(_NON_FINITE, int(found.group(1)))
 
 
+def _finite(text: str) -> float | None:
+    number = float(text)
+    return number if math.isfinite(number) else None
+
+
 def _standard(data: bytes, error: msgspec.DecodeError) -> object:
-    """The file as the standard library reads it (``NaN`` and ``Infinity`` as null) where
-    msgspec stopped at such a number; None where it stopped at anything else, or the
-    standard library cannot read it either."""
+    """The file as the standard library reads it (``NaN``, ``Infinity`` and numbers beyond
+    a float as null) where msgspec stopped at such a number; None where it stopped at
+    anything else, or the standard library cannot read it either."""
     if not _at_non_finite(data, error):
         return None
     try:
-        return json.loads(data, parse_constant=lambda _: None)
+        return json.loads(data, parse_constant=lambda _: None, parse_float=_finite)
     except (ValueError, RecursionError):
         return None

@@ -20,8 +20,6 @@ Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 Services = Annotated[int, msgspec.Meta(ge=0)]
 Port = Int64  # a port beyond 1-65535 is an unusable address: that row is skipped
-Latitude = Annotated[float, msgspec.Meta(ge=-90.0, le=90.0)]
-Longitude = Annotated[float, msgspec.Meta(ge=-180.0, le=180.0)]
 
 
 class Base(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
@@ -40,8 +38,8 @@ class Node(Base, frozen=True):
     hostname: str | None
     city: str | None
     country: str | None
-    latitude: Latitude | None
-    longitude: Longitude | None
+    latitude: float | None
+    longitude: float | None
     timezone: str | None
     asn: str | None
     org: str | None
@@ -67,8 +65,8 @@ class ExportRow(Base, frozen=True, array_like=True):
     hostname: str | None
     city: str | None
     country: str | None
-    latitude: Latitude
-    longitude: Longitude
+    latitude: float
+    longitude: float
     timezone: str | None
     asn: str | None
     org: str | None
