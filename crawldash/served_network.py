@@ -116,7 +116,13 @@ def build_network(settings: Settings, folder: NetworkFolder, shared: Shared) -> 
     prefix = f"/n/{folder.name}"
     latest = Latest(state, _schemas(shared.links.public_url, prefix), settings.cache_max_age)
     events = Broadcaster(
-        state, max_subscribers=settings.max_subscribers, heartbeat=settings.heartbeat
+        state,
+        max_subscribers=settings.max_subscribers,
+        heartbeat=settings.heartbeat,
+        per_client=settings.max_subscribers_per_client,
+        drain_timeout=settings.event_drain_timeout,
+        trusted=settings.trusted_proxies,
+        ipv6_prefix=settings.client_ipv6_prefix,
     )
     indexes = (refresher.saver, refresher.presence_saver)
     health = Health(state, watcher, indexes)

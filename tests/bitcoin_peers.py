@@ -55,8 +55,11 @@ Behaviour = Callable[[Peer, asyncio.StreamReader, asyncio.StreamWriter], Awaitab
 
 
 @contextlib.asynccontextmanager
-async def listening(behaviour: Behaviour) -> AsyncIterator[Peer]:
-    """A server on 127.0.0.1 that runs ``behaviour`` for each connection."""
+async def listening(
+    behaviour: Behaviour, host: str = "127.0.0.1", port: int = 0
+) -> AsyncIterator[Peer]:
+    """A server on ``host`` (127.0.0.1, or an address of a test's own network namespace)
+    that runs ``behaviour`` for each connection."""
     peer = Peer()
     handlers: set[asyncio.Task[None]] = set()
 
@@ -76,7 +79,7 @@ async def listening(behaviour: Behaviour) -> AsyncIterator[Peer]:
             writer.transport.abort()
             handlers.discard(task)
 
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    server = await asyncio.start_server(serve, host, port)
     peer.port = server.sockets[0].getsockname()[1]
     try:
         yield peer

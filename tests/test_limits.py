@@ -95,7 +95,7 @@ def test_stops_in_seconds_with_200_subscribers(tmp_path: Path):
     port = free_port()
     command = [sys.executable, "-m", "crawldash", "serve", "--data-dir", str(data)]
     command += ["--state-dir", str(tmp_path / "state"), "--port", str(port)]
-    command += ["--max-subscribers", "300"]
+    command += ["--max-subscribers", "300", "--max-subscribers-per-client", "300"]
     server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     streams: list[socket.socket] = []
     try:

@@ -1,6 +1,7 @@
 """The live check under load: 200 clients asking at once for checks of a slow peer (it
-answers each handshake after SLOW seconds), each check of a new address and port, while
-/api/status is measured on one connection, against /api/status alone. The peer counts
+answers each handshake after SLOW seconds, on HOSTS addresses), each check of a new
+address and port, while /api/status is measured on one connection, against /api/status
+alone. The peer counts
 the connections it holds at once: never more than ``--live-check-in-flight`` (its
 default). Clients come through a trusted proxy, each request with an X-Forwarded-For of
 its own: many users, each within the default per-client limit. crawldash on core 1;
@@ -27,7 +28,9 @@ from crawldash.checknode import wire
 from crawldash.settings.serve import Settings
 
 CLIENTS = 200
-PORTS = 1024  # the peer's listening ports: each check a new address and port
+# The peer's listening addresses, each a host of its own in 127.0.0.0/8 (crawldash checks
+# one host at a time and a few times a minute): each check a new address and port.
+HOSTS = 1024
 SLOW = 1.0  # seconds the peer waits before its version
 SETTLE = 0.5  # seconds the checks run before /api/status is measured
 P99_RATIO_LIMIT = 2.0
@@ -138,14 +141,15 @@ async def _run(base: str, load: Load, stop: threading.Event, ready: threading.Ev
             load.open_now -= 1
             writer.transport.abort()
 
-    servers = [await asyncio.start_server(peer, "127.0.0.1", 0) for _ in range(PORTS)]
-    ports = itertools.cycle(server.sockets[0].getsockname()[1] for server in servers)
+    hosts = [f"127.1.{n >> 8}.{n & 255}" for n in range(HOSTS)]
+    servers = [await asyncio.start_server(peer, host, 0) for host in hosts]
+    targets = itertools.cycle(server.sockets[0].getsockname()[:2] for server in servers)
     timeout = aiohttp.ClientTimeout(total=60)
     connector = aiohttp.TCPConnector(limit=CLIENTS)
     async with aiohttp.ClientSession(base, timeout=timeout, connector=connector) as session:
         ready.set()
         clients = [
-            asyncio.create_task(_client(session, n, ports, load, stop)) for n in range(CLIENTS)
+            asyncio.create_task(_client(session, targets, load, stop)) for _ in range(CLIENTS)
         ]
         await asyncio.gather(*clients)
     for server in servers:
@@ -153,20 +157,23 @@ async def _run(base: str, load: Load, stop: threading.Event, ready: threading.Ev
 
 
 async def _client(
-    session: aiohttp.ClientSession, n: int, ports: Iterator[int], load: Load, stop: threading.Event
+    session: aiohttp.ClientSession,
+    targets: Iterator[tuple[str, int]],
+    load: Load,
+    stop: threading.Event,
 ) -> None:
-    port = next(ports)
+    host, port = next(targets)
     while not stop.is_set():
         # Each request from a client of its own: many users, each within its limit.
         asked = next(COUNTER)
         client = f"100.{64 + (asked >> 16) % 64}.{(asked >> 8) & 255}.{asked & 255}"
         headers = {"X-Forwarded-For": client}
-        form = {"address": "127.0.0.1", "port": str(port)}
+        form = {"address": host, "port": str(port)}
         async with session.post("/api/v1/checknode/", data=form, headers=headers) as response:
             await response.read()
             load.answers[response.status] += 1
             retry_after = float(response.headers.get("Retry-After", "0"))
         if response.status == 200:
-            port = next(ports)
+            host, port = next(targets)
         else:  # busy: every check slot taken; as a client honouring Retry-After
             await asyncio.sleep(min(retry_after, 5.0) or 0.2)

@@ -34,8 +34,6 @@ class HandedCheck(msgspec.Struct, forbid_unknown_fields=True):
     checked_at: Annotated[int, msgspec.Meta(ge=0)]
 
 
-
-
 class Handoff:
     """Serve's side: leaves each successful check in ``folder``."""
 

@@ -1,8 +1,11 @@
 """Which addresses a live check may connect to: literal public unicast addresses only, so
 that the endpoint cannot be turned on the server's own network (SSRF) or used to resolve
-names (no DNS: no DNS rebinding). A range may be allowed back by the operator
-(``--live-check-allow``); ``.onion`` goes only through ``--tor-proxy``; i2p and cjdns are
-never checked."""
+names (no DNS: no DNS rebinding). Public means outside every block of IANA's
+special-purpose registries (``checknode/special.py``). A range may be allowed back by the
+operator (``--live-check-allow``); ``.onion`` goes only through ``--tor-proxy``; i2p and
+cjdns are never checked. Each target is named by one canonical spelling (that of
+``crawl/address.py``, an IPv4-mapped address as its IPv4 address, no zone), so that the
+bounds keyed on it cannot be sidestepped by writing one node another way."""
 
 from __future__ import annotations
 
@@ -13,15 +16,10 @@ from dataclasses import dataclass
 
 from ..crawl.address import AddressError, canonical_host
 from ..settings.addresses import IPNetwork
+from .special import NAT64, IPAddress, not_public
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 HOST_NAME = re.compile(r"(?=.*[A-Za-z])[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*\.?")
-NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052's well-known prefix
 CJDNS = ipaddress.ip_network("fc00::/8")
-DOCUMENTATION = tuple(
-    ipaddress.ip_network(text)
-    for text in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20")
-)
 
 
 class Refusal(Exception):
@@ -34,7 +32,12 @@ class Refusal(Exception):
 
 
 class NotCheckable(Exception):
-    """A well-formed address of a network the check cannot reach (a 200 ``not_checkable``)."""
+    """A well-formed address of a network the check cannot reach (a 200 ``not_checkable``);
+    ``host`` is its canonical spelling."""
+
+    def __init__(self, host: str, message: str) -> None:
+        super().__init__(message)
+        self.host = host
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,18 @@ class Target:
     host: str
     port: int
     network: str
+
+    @property
+    def host_group(self) -> str:
+        """The machine the per-host bounds count it under: an IPv4 address (also the one
+        a NAT64 address carries), an IPv6 address's /64 (one subscriber's usual share, in
+        which every address may be the same machine), an onion's host."""
+        if self.network != "ipv6":
+            return self.host
+        ip = ipaddress.IPv6Address(self.host)
+        if ip in NAT64:
+            return str(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
 
 
 def target_of(address: str, port: int, allowed: Sequence[IPNetwork], onion_proxy: bool) -> Target:
@@ -56,20 +71,20 @@ def target_of(address: str, port: int, allowed: Sequence[IPNetwork], onion_proxy
         onion_proxy: whether a SOCKS5 proxy for .onion is configured.
 
     Returns:
-        The target. Raises Refusal for an address never connected to, NotCheckable for
-        one of a network not reachable from here.
+        The target, its host in its canonical spelling. Raises Refusal for an address
+        never connected to (a zone, ``%...``, included), NotCheckable for one of a
+        network not reachable from here.
     """
     if not 1 <= port <= 65535:
         raise Refusal("invalid_port", "invalid", f"port {port} is outside 1-65535")
     host = address.strip()
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
-    lowered = host.lower()
-    if lowered.endswith((".onion", ".i2p")):
+    if host.lower().endswith((".onion", ".i2p")):
         return _overlay(host, port, onion_proxy)
     try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
+        ip = ipaddress.ip_address(canonical_host(host))
+    except AddressError as exc:
         if HOST_NAME.fullmatch(host):
             raise Refusal(
                 "host_name_not_allowed",
@@ -77,13 +92,11 @@ def target_of(address: str, port: int, allowed: Sequence[IPNetwork], onion_proxy
                 f"{host!r} is a host name: give the node's IP address (names are not "
                 "resolved, so that no answer of a DNS server picks the address checked)",
             ) from None
-        raise Refusal(
-            "invalid_address",
-            "invalid",
-            f"{host[:100]!r} is not an IPv4 or IPv6 address, a .onion or a .b32.i2p host",
-        ) from None
+        raise Refusal("invalid_address", "invalid", str(exc)[:300]) from None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # the same node as its IPv4 address, and reached as it
     if ip in CJDNS:
-        raise NotCheckable("cjdns addresses cannot be reached from this server")
+        raise NotCheckable(str(ip), "cjdns addresses cannot be reached from this server")
     if not any(ip in allowed_range for allowed_range in allowed):
         _refuse_unless_public(ip)
     network = "ipv6" if ip.version == 6 else "ipv4"
@@ -96,60 +109,18 @@ def _overlay(host: str, port: int, onion_proxy: bool) -> Target:
     except AddressError as exc:
         raise Refusal("invalid_address", "invalid", str(exc)) from None
     if canonical.endswith(".i2p"):
-        raise NotCheckable("i2p addresses cannot be reached from this server")
+        raise NotCheckable(canonical, "i2p addresses cannot be reached from this server")
     if not onion_proxy:
-        raise NotCheckable("this server has no Tor proxy to reach .onion addresses")
+        raise NotCheckable(canonical, "this server has no Tor proxy to reach .onion addresses")
     return Target(canonical, port, "onion")
 
 
 def _refuse_unless_public(ip: IPAddress) -> None:
-    """Refusal unless ``ip`` (and the IPv4 address it embeds, if any) is public unicast."""
-    for each in (ip, *_embedded(ip)):
-        cause = _not_public(each)
-        if cause is not None:
-            raise Refusal(
-                "address_not_public",
-                cause,
-                f"{ip} is a {cause.replace('_', '-')} address: only public addresses are checked",
-            )
-
-
-def _embedded(ip: IPAddress) -> list[IPAddress]:
-    """The IPv4 address an IPv6 one carries: IPv4-mapped, NAT64, 6to4 or Teredo's."""
-    if ip.version == 4:
-        return []
-    assert isinstance(ip, ipaddress.IPv6Address)
-    found: list[IPAddress] = []
-    if ip.ipv4_mapped is not None:
-        found.append(ip.ipv4_mapped)
-    if ip in NAT64:
-        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
-    if ip.sixtofour is not None:
-        found.append(ip.sixtofour)
-    if ip.teredo is not None:
-        found.extend(ip.teredo)
-    return found
-
-
-def _not_public(ip: IPAddress) -> str | None:
-    """Why ``ip`` is not a public unicast address, or None if it is."""
-    if ip.is_unspecified:
-        return "unspecified"
-    if ip.is_loopback:
-        return "loopback"
-    if ip.is_link_local:
-        return "link_local"
-    if ip.is_multicast:
-        return "multicast"
-    if any(ip in documentation for documentation in DOCUMENTATION):
-        return "documentation"
-    if ip.is_private:
-        return "private"
-    wrapped = ip.version == 6 and (ip in NAT64 or getattr(ip, "ipv4_mapped", None) is not None)
-    if wrapped:  # judged by the address it embeds
-        return None
-    if ip.is_reserved or not ip.is_global:
-        return "reserved"
-    if ip.version == 4 and ip == ipaddress.IPv4Address("255.255.255.255"):
-        return "reserved"
-    return None
+    """Refusal unless ``ip`` (and the IPv4 address a NAT64 one carries) is public."""
+    block = not_public(ip)
+    if block is not None:
+        raise Refusal(
+            "address_not_public",
+            block.cause,
+            f"{ip} is in {block.network} ({block.name}): only public addresses are checked",
+        )

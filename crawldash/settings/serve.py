@@ -180,6 +180,19 @@ class Settings:
         shown="half the open-file limit, at most 10000",
     )
     max_subscribers: int = option(100, "concurrent `/api/events` clients", whole_number(1, 100_000))
+    max_subscribers_per_client: int = option(
+        8,
+        "concurrent `/api/events` streams of one client address (429 past it; behind a "
+        "proxy the client is as `--trusted-proxy` says)",
+        whole_number(1, 100_000),
+    )
+    event_drain_timeout: float = option(
+        5.0,
+        "seconds an `/api/events` reader may leave an event unread once the kernel's buffers "
+        "are full; then its stream is closed",
+        seconds(0.1, 3600),
+        shown="`5`",
+    )
     workers: int = option(
         1, "server processes sharing the port (see docs/operating.md)", whole_number(1, 64)
     )
@@ -278,6 +291,24 @@ class Settings:
     live_check_in_flight: int = option(
         32, "live checks under way at once (503 past it)", whole_number(1, 10_000)
     )
+    live_check_client_in_flight: int = option(
+        2,
+        "live checks one client (an IPv6 one by `--client-ipv6-prefix`) may have under way "
+        "at once (429 past it)",
+        whole_number(1, 10_000),
+    )
+    live_check_host_in_flight: int = option(
+        1,
+        "live checks of one host (an IPv4 address, an IPv6 /64) under way at once, whatever "
+        "the port (503 past it)",
+        whole_number(1, 10_000),
+    )
+    live_check_per_host: int = option(
+        10,
+        "new live-check connections to one host (an IPv4 address, an IPv6 /64) a minute, "
+        "whatever the port (503 past it)",
+        whole_number(1, 100_000),
+    )
     live_check_connect_timeout: float = option(
         5.0, "seconds a live check's connection may take", seconds(0.1, 60), shown="`5`"
     )
@@ -296,11 +327,18 @@ class Settings:
     trusted_proxies: tuple[IPNetwork, ...] = option(
         (),
         "a reverse proxy (address or CIDR) whose X-Forwarded-For names the client, for "
-        "the live check's per-client limit; repeatable or comma-separated",
+        "the per-client bounds of the live check and the event stream; repeatable or "
+        "comma-separated",
         cidrs,
         shown="none: the connection's peer is the client",
         kind="list",
         flag="--trusted-proxy",
+    )
+    client_ipv6_prefix: int = option(
+        64,
+        "the prefix length an IPv6 client is counted by, for the per-client bounds of the "
+        "live check and the event stream: every address of one /64 is one client",
+        whole_number(16, 128),
     )
     check_handoff_dir: Path | None = option(
         None,

@@ -33,10 +33,10 @@ ERRORS = {
     404: "`not_served`: the live check is off for this network (`--live-check`).",
     405: "`method_not_allowed`: only POST is answered here; see the Allow header.",
     413: "`payload_too_large`: the body is over 4096 bytes.",
-    429: "`too_many_checks`: this client's checks of the last minute reached the limit; "
-    "Retry-After says when to try again.",
-    503: "`checks_busy`: as many checks as allowed are under way; Retry-After says when to "
-    "try again.",
+    429: "`too_many_checks`: this client's checks of the last minute, or its checks under "
+    "way, reached the limit; Retry-After says when to try again.",
+    503: "`checks_busy`: as many checks as allowed are under way, or the node's host has had "
+    "its checks for now; Retry-After says when to try again.",
 }
 RETRY_AFTER = {"Retry-After": {"schema": {"type": "string"}, "description": "Seconds to wait."}}
 

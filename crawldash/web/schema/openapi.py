@@ -69,7 +69,7 @@ def _errors(*statuses: int, **described: str) -> dict[str, Any]:
     error = {"$ref": REF.format(name="ErrorBody")}
     return {
         str(status): {
-            "description": described.get(f"e{status}", ERRORS[status]),
+            "description": described.get(f"e{status}") or ERRORS[status],
             "content": {"application/json": {"schema": error}},
         }
         for status in statuses
@@ -136,8 +136,12 @@ def operations_beside_the_api(networks: dict[str, Any]) -> dict[str, Any]:
             "Server-Sent Events: the current snapshot and status, then each change, and a "
             "heartbeat comment every 15 s. The stream does not end; HEAD gives its headers.",
             events_response(),
-            (503,),
-            {"e503": "`too_many_subscribers`: --max-subscribers are connected; retry later."},
+            (429, 503),
+            {
+                "e429": "`too_many_streams`: this client already has "
+                "--max-subscribers-per-client streams open.",
+                "e503": "`too_many_subscribers`: --max-subscribers are connected; retry later.",
+            },
             operationId="streamEvents",
         ),
         "/api/openapi.json": _operation(

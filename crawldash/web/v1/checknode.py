@@ -41,7 +41,7 @@ class CheckNode:
                 "the operator turns it on with --live-check NAME (see docs/operating.md)",
             )
         address, port = _fields(await _body(request), request.content_type)
-        forwarded = request.headers.get("X-Forwarded-For")
+        forwarded = request.headers.getall("X-Forwarded-For", ())  # every line, in order
         client = client_address(request.remote, forwarded, self.trusted)
         try:
             answer = await self.live.check(address, port, client)
@@ -49,17 +49,9 @@ class CheckNode:
             raise ApiError(400, refusal.code, refusal.message) from None
         except TooMany as too_many:
             retry = {"Retry-After": str(too_many.retry_after)}
-            if too_many.cause == "busy":
-                raise ApiError(
-                    503, "checks_busy", "too many checks under way; retry soon", retry
-                ) from None
-            raise ApiError(
-                429,
-                "too_many_checks",
-                f"at most {self.live.options.per_client} checks a minute per client; "
-                f"retry in {too_many.retry_after} s",
-                retry,
-            ) from None
+            if too_many.clients_own:
+                raise ApiError(429, "too_many_checks", too_many.message, retry) from None
+            raise ApiError(503, "checks_busy", too_many.message, retry) from None
         return web.Response(body=_encoder.encode(answer), headers=headers_for(JSON, _NO_STORE))
 
     async def other_method(self, request: web.Request) -> web.Response:
