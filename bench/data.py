@@ -22,7 +22,7 @@ from itertools import islice
 from pathlib import Path
 
 from bench.export_shape import ShapedCrawl, shaped_crawls
-from crawldash.tools.fake_crawler import status_json
+from crawldash.demo.fake_crawler import status_json
 
 INTERVAL = 600
 NODES = 15_000

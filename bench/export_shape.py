@@ -1,6 +1,6 @@
 """Crawl files in a real bitnodes export's shape, for the benchmark.
 
-The demo generator (``crawldash.tools.fake_crawler``) gives the churn: which nodes of a
+The demo generator (``crawldash.demo.fake_crawler``) gives the churn: which nodes of a
 pool each crawl lists. This module gives each pool node a row with the spread of a real
 export, and each crawl its rows in a fresh order:
 
@@ -26,7 +26,7 @@ from functools import cache
 import msgspec
 
 from crawldash.crawl.address import NETWORKS
-from crawldash.tools.fake_crawler import generate_crawls, tip_height
+from crawldash.demo.fake_crawler import generate_crawls, tip_height
 
 ONION, I2P, CJDNS = NETWORKS.index("onion"), NETWORKS.index("i2p"), NETWORKS.index("cjdns")
 TO_ONION = 0.32  # of the demo pool's clearnet nodes, made onion: about half in all

@@ -14,9 +14,9 @@ from aiohttp import web
 
 from .archive import LOADER_PRELOAD
 from .archive.view import LOOK_EVERY, ArchiveView, archiving_loads
+from .live.answers.propagation import Propagation
 from .live.loader.client import LoaderClient
 from .live.loader.counters import Counters
-from .live.memory.propagation import Propagation
 from .ops.access_log import AccessLines, request_logger
 from .ops.metrics import Metrics, RequestSeries, RequestStats
 from .ops.repeats import Repeats

@@ -197,7 +197,7 @@ def _check_networks(settings: Settings, given: argparse.Namespace) -> None:
 
 
 def run_demo(demo: DemoSettings, settings: Settings) -> int:
-    from .tools.demo import served, write_showcase  # serve's start-up does without it
+    from .demo.showcase import served, write_showcase  # serve's start-up does without it
 
     written = write_showcase(
         demo.dir,
@@ -241,7 +241,7 @@ def run_archive(settings: ArchiveSettings) -> int:
 def run_bridge(bridge_settings: BridgeSettings) -> int:
     configure_logging(bridge_settings.log_level)
     try:
-        from .tools import bridge
+        from .bridge import status as bridge
     except ImportError:
         raise UsageError("bitnodes-status needs redis: pip install '.[bitnodes]'") from None
     url = bridge_settings.redis

@@ -19,16 +19,16 @@ from .checknode.checker import LiveCheck, live_check_for
 from .crawl.address import parse_address
 from .crawl.decode import Rules
 from .crawl.reached import sibling_crawl_dir
+from .live.answers.propagation import Propagation
 from .live.bodies import Representation, represent
 from .live.loader.client import LoaderClient
 from .live.loader.counters import Counters
-from .live.memory.index_files import HistoryStore, PresenceStore
-from .live.memory.propagation import Propagation
 from .live.refreshing.pairing import Pairing
 from .live.refreshing.refresher import Refresher
 from .live.refreshing.watcher import Watcher
 from .live.snapshot.past_crawls import Archive, ArchivedSnapshot, load_archived
 from .live.state import State
+from .live.stores.index_files import HistoryStore, PresenceStore
 from .ops.gauges import WatchedNetwork
 from .ops.health import Health
 from .routes import Table, route_table

@@ -10,10 +10,10 @@ import msgspec
 
 from crawldash.crawl.decode import decode_snapshot
 from crawldash.crawl.files import FileVersion, LoadError
-from crawldash.live.memory.checks import CheckAnswers
-from crawldash.live.memory.presence import Presence
-from crawldash.live.memory.reasons import Evidence, reason_for
+from crawldash.live.answers.checks import CheckAnswers
+from crawldash.live.answers.reasons import Evidence, reason_for
 from crawldash.live.snapshot.prepared import PreparedSnapshot
+from crawldash.live.stores.presence import Presence
 from crawldash.models import CheckBody, PresenceBody
 
 from .conftest import Client, eventually

@@ -22,7 +22,7 @@ import pytest
 from crawldash.archive.layout import DAY_FILE, MANIFEST, PARTS, day_of, look
 from crawldash.archive.parquet import WINDOW, crawl_rows
 from crawldash.crawl.decode import decode_snapshot
-from crawldash.tools.fake_crawler import generate_crawls
+from crawldash.demo.fake_crawler import generate_crawls
 from tests.conftest import Serve, eventually, until_served, watching
 from tests.factories import write_snapshot
 from tests.process import as_nobody, serving, shared_folder, wait_until

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import redis
 
+from crawldash.bridge.attempts import AttemptsCollector
 from crawldash.crawl.attempts import crawl_attempts, read_kept
-from crawldash.tools.attempts import AttemptsCollector
 
 from .test_bridge import redis_port  # noqa: F401  (a fixture: a redis-server of its own)
 

@@ -11,9 +11,9 @@ from time import monotonic
 import pytest
 import redis
 
-from crawldash.tools import redis_values
-from crawldash.tools.block_stats import KEYS_PER_ROUND, BlockStats
-from crawldash.tools.redis_values import Skips
+from crawldash.bridge import redis_values
+from crawldash.bridge.block_stats import KEYS_PER_ROUND, BlockStats
+from crawldash.bridge.redis_values import Skips
 
 from .process import wait_until
 from .test_bridge import REDIS, redis_port  # noqa: F401 (a fixture)

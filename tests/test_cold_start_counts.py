@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from crawldash.tools.fake_crawler import generate_crawls
+from crawldash.demo.fake_crawler import generate_crawls
 
 from .factories import write_snapshot
 from .process import serving, wait_until

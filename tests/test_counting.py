@@ -15,15 +15,15 @@ from crawldash.crawl.breakdown import breakdowns, networks_of
 from crawldash.crawl.count import AddressChanges, CrawlCount, count_nodes, read_counts
 from crawldash.crawl.decode import Rules, decode_snapshot
 from crawldash.crawl.files import FileVersion, LoadError, list_data_dir
+from crawldash.demo.fake_crawler import generate_crawls
 from crawldash.live.loader.client import LoaderClient
 from crawldash.live.loader.counters import Counters
-from crawldash.live.memory.index_files import HistoryStore, PresenceStore
-from crawldash.live.memory.presence import Presence
 from crawldash.live.refreshing.counting import Counting
 from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.refreshing.rejections import Rejections
 from crawldash.live.state import State
-from crawldash.tools.fake_crawler import generate_crawls
+from crawldash.live.stores.index_files import HistoryStore, PresenceStore
+from crawldash.live.stores.presence import Presence
 
 from .conftest import eventually
 from .factories import I2P, ONION, api_body, export_body, row, rows, write_snapshot

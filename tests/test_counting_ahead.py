@@ -10,11 +10,11 @@ from pathlib import Path
 from crawldash.crawl.count import CrawlCount, count_nodes, read_counts
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import FileVersion, Listing, LoadError, list_data_dir
-from crawldash.live.memory.presence import Presence
+from crawldash.demo.fake_crawler import generate_crawls
 from crawldash.live.refreshing.counting import RUN_LENGTH, Counting
 from crawldash.live.refreshing.rejections import Rejections
 from crawldash.live.state import State
-from crawldash.tools.fake_crawler import generate_crawls
+from crawldash.live.stores.presence import Presence
 
 from .factories import export_body, rows, write_snapshot
 

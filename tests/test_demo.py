@@ -19,8 +19,8 @@ import pytest
 from crawldash import cli
 from crawldash.app import create_app
 from crawldash.crawl.address import network_of
+from crawldash.demo.fake_crawler import Crawl, generate_crawls, status_json
 from crawldash.settings.serve import Settings
-from crawldash.tools.fake_crawler import Crawl, generate_crawls, status_json
 
 from .process import free_port, wait_until
 
@@ -122,7 +122,7 @@ def test_demo_writes_what_the_bridge_and_a_second_network_give(tmp_path: Path):
     from crawldash.crawl.attempts import crawl_attempts, read_kept
     from crawldash.crawl.propagation import read_blocks, read_latency
     from crawldash.crawl.reached import newest_not_after, read_reached
-    from crawldash.tools.demo import served, write_showcase
+    from crawldash.demo.showcase import served, write_showcase
 
     demo = write_showcase(tmp_path, nodes=400, crawls=20, keep_files=3, seed=1)
     (first, data_dir), (second, second_dir) = demo.networks

@@ -7,9 +7,9 @@ import json
 import time
 
 from crawldash.app import NETWORKS, create_app
-from crawldash.live.memory.history import HistoryEntry
-from crawldash.live.memory.index_files import HistoryStore
-from crawldash.live.memory.profiles import Profiles
+from crawldash.live.answers.profiles import Profiles
+from crawldash.live.stores.history import HistoryEntry
+from crawldash.live.stores.index_files import HistoryStore
 from crawldash.web.events import QUEUE_SIZE
 
 from .conftest import Client, eventually, watching

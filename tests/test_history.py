@@ -14,12 +14,12 @@ from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import list_data_dir
 from crawldash.live import bodies
 from crawldash.live.loader.client import LoaderClient
-from crawldash.live.memory import history as history_module
-from crawldash.live.memory.history import History, HistoryEntry
-from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.refreshing.watcher import Watcher
 from crawldash.live.state import State
+from crawldash.live.stores import history as history_module
+from crawldash.live.stores.history import History, HistoryEntry
+from crawldash.live.stores.index_files import HistoryStore, PresenceStore
 from crawldash.settings.serve import Settings
 
 from .conftest import eventually

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from crawldash.app import NETWORKS
-from crawldash.live.memory import trends
-from crawldash.live.memory.history import HistoryEntry, Kept
-from crawldash.live.memory.index_files import HistoryStore
-from crawldash.live.memory.tallies import Values
+from crawldash.live.answers import trends
+from crawldash.live.stores.history import HistoryEntry, Kept
+from crawldash.live.stores.index_files import HistoryStore
+from crawldash.live.stores.tallies import Values
 from crawldash.settings.serve import Settings
 
 from .conftest import Client, Serve, until_served

@@ -13,10 +13,10 @@ import msgspec
 import pytest
 
 from crawldash.app import NETWORKS, create_app
-from crawldash.live.memory.history import HISTORY_FORMAT, Folder, HistoryEntry, decode_history
-from crawldash.live.memory.index_codec import encode_presence
-from crawldash.live.memory.index_files import HistoryStore, PresenceStore
-from crawldash.live.memory.presence import Presence
+from crawldash.live.stores.history import HISTORY_FORMAT, Folder, HistoryEntry, decode_history
+from crawldash.live.stores.index_codec import encode_presence
+from crawldash.live.stores.index_files import HistoryStore, PresenceStore
+from crawldash.live.stores.presence import Presence
 from crawldash.settings.serve import Settings
 
 from .conftest import Client, ClientFactory, eventually

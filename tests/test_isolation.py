@@ -12,8 +12,8 @@ from pathlib import Path
 
 from crawldash.app import NETWORKS, create_app
 from crawldash.crawl.files import read_file
-from crawldash.live.memory.history import HistoryEntry
-from crawldash.live.memory.index_files import HistoryStore
+from crawldash.live.stores.history import HistoryEntry
+from crawldash.live.stores.index_files import HistoryStore
 from crawldash.settings.serve import Settings
 
 from .conftest import Client, eventually, watching

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from crawldash.crawl.files import write_atomically
-from crawldash.live.memory.history import HistoryEntry
-from crawldash.live.memory.index_files import HistoryStore
+from crawldash.live.stores.history import HistoryEntry
+from crawldash.live.stores.index_files import HistoryStore
 
 from .factories import export_body, rows, write_snapshot, write_status
 from .process import as_nobody, free_port, serving, shared_folder, wait_until

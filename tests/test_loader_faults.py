@@ -15,13 +15,13 @@ from crawldash.app import LOADER, NETWORKS, create_app
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import FileVersion, LoadError
 from crawldash.live.loader.client import LoaderClient
-from crawldash.live.memory.history import HistoryEntry
-from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.refreshing import rejections
 from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.refreshing.rejections import Rejections
 from crawldash.live.snapshot import past_crawls
 from crawldash.live.state import State
+from crawldash.live.stores.history import HistoryEntry
+from crawldash.live.stores.index_files import HistoryStore, PresenceStore
 
 from .conftest import Client, eventually, served_timestamp, until_served, watching
 from .factories import export_body, rows, write_snapshot, write_status

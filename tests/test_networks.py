@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from crawldash.tools.demo import write_demo
+from crawldash.demo.showcase import write_demo
 
 from .factories import write_status
 from .process import serving

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from crawldash.archive.backfill import every_core
-from crawldash.tools.fake_crawler import generate_crawls
+from crawldash.demo.fake_crawler import generate_crawls
 
 from .factories import write_snapshot
 from .process import free_port, wait_until

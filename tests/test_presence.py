@@ -9,14 +9,14 @@ import pytest
 
 from crawldash.app import NETWORKS, create_app
 from crawldash.crawl.decode import Rules
+from crawldash.live.answers.changes import differences
 from crawldash.live.loader.client import LoaderClient
-from crawldash.live.memory.changes import differences
-from crawldash.live.memory.history import HistoryEntry
-from crawldash.live.memory.index_codec import decode_presence, encode_presence
-from crawldash.live.memory.index_files import HistoryStore, PresenceStore
-from crawldash.live.memory.presence import Presence, Summary
 from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.state import State
+from crawldash.live.stores.history import HistoryEntry
+from crawldash.live.stores.index_codec import decode_presence, encode_presence
+from crawldash.live.stores.index_files import HistoryStore, PresenceStore
+from crawldash.live.stores.presence import Presence, Summary
 from crawldash.settings.serve import Settings
 from tests.conftest import Client, ClientFactory, eventually
 from tests.factories import ONION, export_body, row, rows, write_snapshot

@@ -10,10 +10,10 @@ import statistics
 import pytest
 import redis
 
-from crawldash.tools import rdb_zset
-from crawldash.tools.block_stats import BlockStats
-from crawldash.tools.rdb_zset import NotASkiplist, read_zset_dump
-from crawldash.tools.redis_values import Skips
+from crawldash.bridge import rdb_zset
+from crawldash.bridge.block_stats import BlockStats
+from crawldash.bridge.rdb_zset import NotASkiplist, read_zset_dump
+from crawldash.bridge.redis_values import Skips
 
 from .test_bridge import REDIS, redis_port  # noqa: F401 (a fixture)
 

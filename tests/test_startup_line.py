@@ -11,7 +11,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from crawldash.live.memory.index_files import HistoryStore
+from crawldash.live.stores.index_files import HistoryStore
 
 from .factories import export_body, rows, write_snapshot
 from .process import serving, wait_until

@@ -15,8 +15,9 @@ from crawldash.app import NETWORKS, create_app
 from crawldash.crawl.breakdown import breakdowns, networks_of
 from crawldash.crawl.count import count_nodes
 from crawldash.crawl.decode import decode_snapshot
-from crawldash.live.memory import trends
-from crawldash.live.memory.history import (
+from crawldash.demo.showcase import write_demo
+from crawldash.live.answers import trends
+from crawldash.live.stores.history import (
     HISTORY_FORMAT,
     HistoryEntry,
     Kept,
@@ -24,10 +25,9 @@ from crawldash.live.memory.history import (
     decode_kept,
     encode_history,
 )
-from crawldash.live.memory.index_files import HistoryStore
-from crawldash.live.memory.tallies import KEPT, KEYS, Values, counts_of
+from crawldash.live.stores.index_files import HistoryStore
+from crawldash.live.stores.tallies import KEPT, KEYS, Values, counts_of
 from crawldash.settings.serve import Settings
-from crawldash.tools.demo import write_demo
 
 from .conftest import Client, ClientFactory, Serve, eventually, until_served
 from .factories import ONION, export_body, row, write_snapshot

@@ -12,10 +12,10 @@ import pytest
 
 from crawldash.crawl.decode import Rules
 from crawldash.live.loader.client import LoaderClient
-from crawldash.live.memory.index_files import HistoryStore, PresenceStore
 from crawldash.live.refreshing.refresher import Refresher
 from crawldash.live.refreshing.watcher import Watcher, crawler_files
 from crawldash.live.state import State
+from crawldash.live.stores.index_files import HistoryStore, PresenceStore
 
 from .conftest import eventually
 from .factories import export_body, rows, write_snapshot

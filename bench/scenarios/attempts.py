@@ -1,4 +1,4 @@
-"""The bitnodes bridge's record of each crawl's attempts (``tools/attempts.py``): the CPU
+"""The bitnodes bridge's record of each crawl's attempts (``bridge/attempts.py``): the CPU
 of one crawl's final scan and keep over a Redis of 100,000 ``node:*`` keys (12,000 of them
 in ``up``) among 50,000 other keys, in a process of its own; and the size on disk of 8,640
 crawls (60 days) of 100,000 tried addresses kept in ``attempts.msgpack``.
@@ -49,7 +49,7 @@ KEEP = """
 import json, sys, time
 from pathlib import Path
 import redis
-from crawldash.tools.attempts import AttemptsCollector
+from crawldash.bridge.attempts import AttemptsCollector
 client = redis.Redis(port=int(sys.argv[1]))
 collector = AttemptsCollector(client, Path(sys.argv[2]), 60)
 collector.collect(0.0)

@@ -30,7 +30,7 @@ from bench.config import REPO
 from bench.context import Bench
 from bench.rows import Measure, Note, Row, Section, Unit
 from bench.servers import BOTH_CORES, spinners
-from crawldash.tools.fake_crawler import generate_crawls
+from crawldash.demo.fake_crawler import generate_crawls
 
 if TYPE_CHECKING:
     import redis
@@ -50,7 +50,7 @@ import json, sys, time
 from pathlib import Path
 import redis
 from crawldash.crawl.propagation import read_blocks
-from crawldash.tools.propagation import Collector
+from crawldash.bridge.propagation import Collector
 client = redis.Redis(port=int(sys.argv[1]))
 folder = Path(sys.argv[2])
 collector = Collector(client, folder, 60, 20_000)

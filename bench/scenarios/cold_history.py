@@ -14,7 +14,7 @@ from bench.context import Bench, emptied
 from bench.data import INTERVAL, PAGE_CACHE_NOTE
 from bench.rows import Measure, Row, Section, Unit
 from bench.servers import BOTH_CORES, HERE, PY, SERVER_CORE, status, wait_history, wait_served
-from crawldash.tools.fake_crawler import status_json
+from crawldash.demo.fake_crawler import status_json
 
 RATIO_LIMIT = 1.5  # crawldash's cold history / msgspec's decoding of the same files
 SERVED_LIMIT = 1.5  # seconds from written to served while the history is counted

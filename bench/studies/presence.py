@@ -17,13 +17,13 @@ from pyroaring import FrozenBitMap
 
 from bench.fresh_process import command_line, loaded_in_a_fresh_process, own_rss_mib
 from bench.rows import Measure, Section, Shape, Unit
-from crawldash.live.memory.index_codec import (
+from crawldash.demo.fake_crawler import generate_crawls
+from crawldash.live.stores.index_codec import (
     decode_presence,
     encode_presence,
     encode_presence_in_slices,
 )
-from crawldash.live.memory.presence import SLICE, Presence
-from crawldash.tools.fake_crawler import generate_crawls
+from crawldash.live.stores.presence import SLICE, Presence
 
 END = 1_790_000_000
 

@@ -1,6 +1,6 @@
 """The history by value at full size: 8,640 crawls of 15,000 nodes with the demo
 generator's churn, counted by value as crawldash counts them (``crawl.breakdown.tally``,
-packed by ``live.memory.tallies``), kept in a History and its index file as crawldash keeps
+packed by ``live.stores.tallies``), kept in a History and its index file as crawldash keeps
 them. Prints its findings as ``measure | value`` rows, or with ``--json`` as the
 bench.rows.Measure rows ``make bench`` reads.
 
@@ -21,11 +21,11 @@ from bench.fresh_process import command_line, loaded_in_a_fresh_process, own_rss
 from bench.rows import Measure, Section, Shape, Unit
 from crawldash.crawl.address import NETWORKS
 from crawldash.crawl.breakdown import Value, tally
-from crawldash.live.memory.history import History, HistoryEntry, decode_kept, encode_history
-from crawldash.live.memory.tallies import KEYS, Values
-from crawldash.live.memory.trends import Trends
+from crawldash.demo.fake_crawler import generate_crawls, tip_height
+from crawldash.live.answers.trends import Trends
+from crawldash.live.stores.history import History, HistoryEntry, decode_kept, encode_history
+from crawldash.live.stores.tallies import KEYS, Values
 from crawldash.models import ExportRow
-from crawldash.tools.fake_crawler import generate_crawls, tip_height
 
 END = 1_790_000_000
 DISK_LIMIT = 50.0  # MB of index on disk

@@ -104,7 +104,7 @@ def read_counts(paths: Sequence[Path], rules: Rules) -> list[CrawlCount | LoadEr
     """Crawl files counted in this order, as ``read_count`` counts each. Each count after
     the first has its addresses as ``changes`` from the count before it in this list: what
     the history's presence takes from consecutive crawls, without a pass over every address
-    of each (see ``live/memory/backfill.py``).
+    of each (see ``live/stores/earlier_crawls.py``).
 
     Args:
         paths: the crawl files, each crawl next to the one before it in time.

@@ -3,7 +3,7 @@ writing, and the latency buckets.
 
 bitnodes' own Redis forgets a block's announcements (``binv:<hash>``) and a node's
 round-trip times (``rtt:<address>-<port>``) after three hours. The bridge
-(``tools/propagation.py``) keeps what it reads in two files of its own, ``blocks.msgpack``
+(``bridge/propagation.py``) keeps what it reads in two files of its own, ``blocks.msgpack``
 and ``latency.msgpack``, and ``crawldash serve --propagation-dir`` serves them. Both sides
 use the shapes here, so that what one writes the other reads.
 

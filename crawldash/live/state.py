@@ -13,16 +13,16 @@ import msgspec
 from ..crawl.count import AddressChanges
 from ..crawl.files import FileVersion
 from ..models import CrawlerStatus, StatusBody
+from .answers.changes import Changes
+from .answers.checks import CheckAnswers
+from .answers.profiles import Profiles
+from .answers.trends import Trends
+from .answers.unique import UniqueCounts
 from .bodies import Representation, release_files, represent
-from .memory.backfill import OlderCrawls
-from .memory.changes import Changes
-from .memory.checks import CheckAnswers
-from .memory.history import History, HistoryEntry
-from .memory.presence import Presence
-from .memory.profiles import Profiles
-from .memory.trends import Trends
-from .memory.unique import UniqueCounts
 from .snapshot.prepared import FirstAnswers, PreparedSnapshot
+from .stores.earlier_crawls import OlderCrawls
+from .stores.history import History, HistoryEntry
+from .stores.presence import Presence
 
 _encoder = msgspec.json.Encoder()
 

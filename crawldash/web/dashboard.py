@@ -7,8 +7,8 @@ from importlib import resources
 
 from aiohttp import web
 
+from ..live.answers.propagation import Propagation
 from ..live.bodies import Representation, represent
-from ..live.memory.propagation import Propagation
 from .errors import ApiError
 from .responses import respond
 from .v1.queries import node_address

@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 
 from aiohttp import hdrs, web
 
+from ..live.answers.kept import KeptAnswers, Steps
+from ..live.answers.trends import DEFAULT_MAX_BYTES
 from ..live.bodies import Representation
-from ..live.memory.answers import KeptAnswers, Steps
-from ..live.memory.trends import DEFAULT_MAX_BYTES
 from ..live.state import State
 from .errors import not_acceptable
 from .nodes import Searches

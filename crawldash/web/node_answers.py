@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from ..live.answers.kept import KeptAnswers
 from ..live.bodies import SENDFILE_MIN, BodyFile
-from ..live.memory.answers import KeptAnswers
 from ..live.snapshot.prepared import PreparedSnapshot
 
 # A CSV of every node of a 15,000-node crawl is ~2.5 MB, twice that with its memory file.

@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl
 
 from ..crawl.address import NETWORKS, AddressError, parse_address
 from ..crawl.breakdown import BY, SERVICE_NAMES
-from ..live.memory.trends import DEFAULT_TOP, MAX_TOP
+from ..live.answers.trends import DEFAULT_TOP, MAX_TOP
 from ..live.snapshot.breakdown import DEFAULT_ROWS, MAX_ROWS
 from ..live.snapshot.catalog import SORTS, NodeFilter
 from .errors import ApiError

@@ -19,9 +19,9 @@ from typing import NamedTuple
 
 from ...crawl.count import CrawlCount
 from ...crawl.files import FileVersion, Listing
-from ..memory.backfill import OlderCrawls
-from ..memory.history import HistoryEntry
 from ..state import State
+from ..stores.earlier_crawls import OlderCrawls
+from ..stores.history import HistoryEntry
 from .rejections import Rejections
 
 SKIPPED_FIRST = 144  # skipped crawls counted before the one served (a day of 10-minute ones)

@@ -1,7 +1,7 @@
 """The crawl paired with each export served: bitnodes' crawl file (the newest not named
 after the export) and the bridge's kept attempts of that crawl, read off the event loop
 when either changed. They are the evidence of ``/api/check``'s reason
-(``live/memory/reasons.py``); without them the reasons say ``up`` or ``unknown``."""
+(``live/answers/reasons.py``); without them the reasons say ``up`` or ``unknown``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from ...crawl.attempts import ATTEMPTS_FILE, KeptAttempts, crawl_attempts, read_kept
 from ...crawl.files import FileVersion, LoadError, file_version
 from ...crawl.reached import Reached, newest_not_after, read_reached
-from ..memory.reasons import Evidence
+from ..answers.reasons import Evidence
 
 log = logging.getLogger(__name__)
 MAX_REMEMBERED = 64  # unusable file versions remembered, so that each is logged once

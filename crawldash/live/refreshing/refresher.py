@@ -30,15 +30,15 @@ from ...crawl.files import (
     misnamed,
     named_ahead,
 )
+from ..answers.reasons import Evidence
 from ..loader.client import LoaderClient
 from ..loader.counters import Counters
 from ..loader.new_crawl import load_new_crawl
-from ..memory.history import HistoryEntry
-from ..memory.index_codec import encode_presence_in_slices
-from ..memory.index_files import HistoryStore, IndexSaver, PresenceStore
-from ..memory.reasons import Evidence
 from ..snapshot.prepared import FirstAnswers, PreparedSnapshot
 from ..state import State
+from ..stores.history import HistoryEntry
+from ..stores.index_codec import encode_presence_in_slices
+from ..stores.index_files import HistoryStore, IndexSaver, PresenceStore
 from .counting import READ_AHEAD, Counting
 from .pairing import Pairing
 from .reading import Reader

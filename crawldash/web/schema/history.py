@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...crawl.breakdown import BY
-from ...live.memory.trends import DEFAULT_TOP, MAX_TOP
+from ...live.answers.trends import DEFAULT_TOP, MAX_TOP
 from ..queries import DEFAULT_WINDOW, HISTORY_FORMATS, MAX_MATCH, MAX_WINDOW, MIN_WINDOW
 from .nodes import Errors, Json, parameter
 

@@ -8,7 +8,7 @@ import msgspec
 
 from ... import __version__
 from ...crawl.address import MAX_ADDRESS_LENGTH
-from ...live.memory.propagation import InvBody, InvList, LatencyBody
+from ...live.answers.propagation import InvBody, InvList, LatencyBody
 from ...models import (
     ApiSnapshot,
     BreakdownBody,

@@ -10,7 +10,7 @@ import msgspec
 from aiohttp import web
 
 from ...crawl.files import crawl_time
-from ...live.memory.checks import node_row
+from ...live.answers.checks import node_row
 from ...live.snapshot.past_crawls import Archive, ArchiveBusy
 from ...live.snapshot.prepared import PreparedSnapshot
 from ...live.state import State

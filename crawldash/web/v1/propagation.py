@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from ...live.memory.propagation import Propagation
+from ...live.answers.propagation import Propagation
 from ..errors import ApiError
 from ..links import Links
 from ..responses import plain

@@ -2,7 +2,7 @@
 (who completed a handshake), the bridge's kept attempts (who was tried, under which rules),
 block propagation and node latency. Redis is what the demo does without: each crawl's,
 block's and node's values are drawn here, then made and written by the code the bridge
-uses (``block_stats.block_of``, ``crawl/propagation.py``'s latency cells and writers,
+uses (``crawl/blocks.py``, ``crawl/propagation.py``'s latency cells and writers,
 ``crawl/attempts.py``'s encoding and writer), so that the files are the bridge's own.
 """
 
@@ -25,6 +25,7 @@ from ..crawl.attempts import (
     pack_addresses,
     write_attempts,
 )
+from ..crawl.blocks import from_announcements
 from ..crawl.breakdown import host_of
 from ..crawl.files import write_atomically
 from ..crawl.propagation import (
@@ -68,11 +69,6 @@ def write_bridge(bridge_dir: Path, crawl_dir: Path, kept: list[Crawl], seed: int
         for old in folder.glob("*.json"):
             old.unlink()
     write_attempts(bridge_dir, _attempts(rng, crawl_dir, kept[-PAIRED_CRAWLS:]))
-    try:
-        from .block_stats import block_of  # with redis, as the bridge itself
-    except ImportError:
-        log.warning("demo: no block propagation or latency: pip install 'crawldash[bitnodes]'")
-        return
     newest = kept[-1]
     addresses = newest.addresses()
     blocks = []
@@ -80,7 +76,7 @@ def write_bridge(bridge_dir: Path, crawl_dir: Path, kept: list[Crawl], seed: int
         first_seen = (newest.timestamp - number * TEN_MINUTES - rng.randrange(TEN_MINUTES)) * 1000
         block_hash = "0" * 19 + f"{rng.getrandbits(180):045x}"
         members, scores = _announcements(rng, addresses, first_seen)
-        blocks.append(block_of(block_hash, members, scores))
+        blocks.append(from_announcements(block_hash, members, scores))
     blocks.sort(key=lambda block: (-block.first_seen, block.hash))
     write_blocks(bridge_dir, BlocksFile(newest.timestamp, blocks))
     write_latency(bridge_dir, _latency(rng, addresses[::LATENCY_EVERY], newest.timestamp))

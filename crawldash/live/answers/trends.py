@@ -24,9 +24,9 @@ from ...crawl.address import NETWORKS
 from ...models import CountsPoint, HistoryPoint, MatchPoint
 from ..bodies import Representation, represent
 from ..snapshot.catalog import csv_safe
-from .answers import KeptAnswers, Steps, at_once, body_size, encoded_steps
-from .history import COMPRESSED_COUNTS, History, HistoryEntry
-from .tallies import KEYS, UNKNOWN, WHOLE, Values, counts_of
+from ..stores.history import COMPRESSED_COUNTS, History, HistoryEntry
+from ..stores.tallies import KEYS, UNKNOWN, WHOLE, Values, counts_of
+from .kept import KeptAnswers, Steps, at_once, body_size, encoded_steps
 
 DEFAULT_TOP = 10
 MAX_TOP = 50

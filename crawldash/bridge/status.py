@@ -213,7 +213,7 @@ def _warn_if_globbed(out: Path) -> None:
 
 def propagation_schedule(client: redis.Redis, settings: BridgeSettings) -> Schedule:
     """The collector of block propagation and node latency, run every
-    ``--propagation-interval`` seconds beside the status (``tools/propagation.py``)."""
+    ``--propagation-interval`` seconds beside the status (``bridge/propagation.py``)."""
     folder = settings.resolved_propagation_dir
     collector = Collector(client, folder, settings.keep_days, settings.max_blocks)
     log.info("keeping block propagation and node latency in %s", folder)
@@ -222,7 +222,7 @@ def propagation_schedule(client: redis.Redis, settings: BridgeSettings) -> Sched
 
 def attempts_schedule(client: redis.Redis, settings: BridgeSettings) -> Schedule:
     """The record of each crawl's attempts, looked at on every status pass and kept beside
-    the propagation (``tools/attempts.py``)."""
+    the propagation (``bridge/attempts.py``)."""
     folder = settings.resolved_propagation_dir
     collector = AttemptsCollector(client, folder, settings.keep_days)
     log.info("keeping each crawl's attempts in %s", folder)
@@ -231,6 +231,6 @@ def attempts_schedule(client: redis.Redis, settings: BridgeSettings) -> Schedule
 
 def checked_schedule(client: redis.Redis, folder: Path, settings: BridgeSettings) -> Schedule:
     """The hand-off of serve's successful live checks to bitnodes' ``check`` set
-    (``tools/checked.py``), every ``--check-handoff-interval`` seconds."""
+    (``bridge/checked.py``), every ``--check-handoff-interval`` seconds."""
     log.info("handing live checks left in %s to bitnodes' check set", folder)
     return Schedule(CheckedCollector(client, folder), settings.check_handoff_interval, "checks")

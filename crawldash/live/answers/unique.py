@@ -15,7 +15,7 @@ import msgspec
 
 from ...models import UniqueBody
 from ..bodies import Representation, represent
-from .presence import Presence
+from ..stores.presence import Presence
 
 _MAX_ANSWERS = 64  # windows kept per change of the presence
 _encoder = msgspec.json.Encoder()

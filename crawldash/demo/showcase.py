@@ -15,11 +15,11 @@ from pyroaring import BitMap
 from ..crawl.address import NETWORKS
 from ..crawl.breakdown import Value, tally
 from ..crawl.files import STATUS_NAME, snapshot_timestamp, write_atomically
-from ..live.memory.history import HistoryEntry, Kept
-from ..live.memory.index_codec import encode_presence
-from ..live.memory.index_files import HistoryStore, PresenceStore
-from ..live.memory.presence import BASE_SLOT, Presence
-from ..live.memory.tallies import KEYS, Values
+from ..live.stores.history import HistoryEntry, Kept
+from ..live.stores.index_codec import encode_presence
+from ..live.stores.index_files import HistoryStore, PresenceStore
+from ..live.stores.presence import BASE_SLOT, Presence
+from ..live.stores.tallies import KEYS, Values
 from ..models import ExportRow
 from ..settings.serve import Settings
 from .fake_crawler import Crawl, generate_crawls, status_json, tip_height

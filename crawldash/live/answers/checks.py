@@ -10,7 +10,7 @@ import msgspec
 
 from ...models import Base, Node, NodeRow, PresenceBody, Reason
 from ..snapshot.prepared import PreparedSnapshot
-from .presence import Presence
+from ..stores.presence import Presence
 from .reasons import Evidence, reason_for
 
 MAX_BODIES = 4096  # answers kept; past that the cache starts again

@@ -10,7 +10,7 @@ import msgspec
 
 from ...crawl.address import NETWORKS, network_of
 from ...models import ChangesBody, NetworkChanges
-from .presence import Presence
+from ..stores.presence import Presence
 
 MAX_BODIES = 64  # pairs of crawls kept
 _encoder = msgspec.json.Encoder()

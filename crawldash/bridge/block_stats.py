@@ -19,7 +19,6 @@ the known ones outgrow ``KNOWN_MEMBERS``.
 from __future__ import annotations
 
 import logging
-import math
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Generator, Sequence
@@ -29,7 +28,8 @@ from typing import cast
 import redis
 
 from ..crawl.address import AddressError
-from ..crawl.propagation import CURVE_STEPS, HEAD_SIZE, Block, bitnodes_member
+from ..crawl.blocks import from_announcements
+from ..crawl.propagation import Block, bitnodes_member
 from .rdb_zset import NotASkiplist, read_zset_dump
 from .redis_values import Skips
 
@@ -85,7 +85,7 @@ class BlockStats:
             return None
         members, scores = _in_bounds(block_hash, *announcements, skips)
         members, scores = self._well_formed(block_hash, members, scores, skips)
-        return block_of(block_hash, members, scores) if members else None
+        return from_announcements(block_hash, members, scores) if members else None
 
     def _announcements(self, key: bytes, payload: object, skips: Skips) -> Announcements | None:
         if isinstance(payload, redis.ResponseError) and self.dump:
@@ -187,49 +187,3 @@ def _is_address(member: bytes) -> bool:
     except (AddressError, UnicodeDecodeError):
         return False
     return True
-
-
-def block_of(block_hash: str, members: list[bytes], scores: list[float]) -> Block:
-    """The statistics of one block's announcements (earliest first, at least one): delays
-    in ms after the earliest, their mean and population standard deviation, percentiles by
-    linear interpolation between the two nearest ranks (at 50%, 90% and every 5% for the
-    curve), and the first ``HEAD_SIZE``.
-
-    Args:
-        block_hash: the block's hash, lower case.
-        members: the announcing nodes as ping.py writes them, each an address, earliest
-            first.
-        scores: their ms since the epoch, ascending.
-
-    Returns:
-        The block as kept.
-    """
-    first = scores[0]
-    delays = [score - first for score in scores]
-    count = len(delays)
-    mean = math.fsum(delays) / count
-    std = math.dist(delays, [mean] * count) / math.sqrt(count)
-    head = [
-        (bitnodes_member(member.decode()), round(score))
-        for member, score in zip(members[:HEAD_SIZE], scores, strict=False)
-    ]
-    return Block(
-        block_hash,
-        round(first),
-        count,
-        delays[-1],
-        mean,
-        std,
-        _at(delays, 0.5),
-        _at(delays, 0.9),
-        head,
-        [round(_at(delays, step / CURVE_STEPS)) for step in range(CURVE_STEPS + 1)],
-    )
-
-
-def _at(ascending: list[float], share: float) -> float:
-    """The ``share`` percentile, linearly interpolated between the two nearest ranks."""
-    position = share * (len(ascending) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ascending) - 1)
-    return ascending[low] + (ascending[high] - ascending[low]) * (position - low)
