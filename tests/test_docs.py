@@ -126,3 +126,45 @@ def test_the_readme_is_the_short_layer():
     assert len(text.splitlines()) <= 250, "the reference belongs in docs/"
     for command in ("make test", "make test-quick", "make lint"):
         assert f"`{command}`" in text or f"\n{command} " in text, command
+
+
+# A measured figure, as a run prints it: a number with decimals and a unit of time, size or
+# share, or a ratio (x8.75, 1.45x). Settings, bounds and defaults are whole numbers.
+FIGURE = re.compile(
+    r"(?<![\w.])(\d+\.\d+ ?(?:ms|µs|s|MB|KB|GB|MiB|KiB|GiB|%|req/s)(?![\w/])"
+    r"|x\d+\.\d+\b|\b\d+\.\d+x\b)"
+)
+# Numbers with decimals that are definitions, not measurements: each where it stands.
+NOT_MEASURED = {
+    ("archive.md", "2.8 MB"),  # the size of a bitnodes export: the input, as bitnodes writes it
+    ("api.md", "0.001 ms"),  # the precision bitnodes.io rounds propagation statistics to
+    ("architecture.md", "0.1 ms"),  # the shortest scheduler slice Linux grants
+    ("operating.md", "1.25 GB"),  # the most the bridge's block file can hold, by its bounds
+    # the benchmark's seeded input against bitnodes' own test export: shapes of fixed data
+    *(("benchmarks.md", share) for share in ("51.5%", "49.6%", "52.1%", "32.6%", "89.7%")),
+    ("benchmarks.md", "90.8%"),
+    ("benchmarks.md", "2.7 MB"),  # the size of the benchmark's crawls, as bitnodes' are
+    ("benchmarks.md", "10.8 KB"),  # the body of the benchmark's seeded latency answer
+}
+
+
+def quoted_figures(path: Path) -> list[str]:
+    """The measured figures a Markdown file quotes, outside its code blocks."""
+    prose = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
+    return [f for f in FIGURE.findall(prose) if (path.name, f) not in NOT_MEASURED]
+
+
+@pytest.mark.parametrize("path", [ROOT / "README.md", *sorted(DOCS.glob("*.md"))], ids=str)
+def test_the_readme_and_the_docs_quote_no_measured_figure(path: Path):
+    """Figures measured by a run live in BENCHMARKS.md, which ``make bench`` rewrites, and
+    in commit bodies: a figure quoted elsewhere goes stale at the next run."""
+    assert quoted_figures(path) == []
+
+
+def test_the_check_finds_a_quoted_figure(tmp_path: Path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "served 0.32 s after (x8.75; 1.45x), 16.80 ms, 2.27% of it; 30 s by default\n"
+        "```\nx1.50 in a block\n```\n"
+    )
+    assert quoted_figures(page) == ["0.32 s", "x8.75", "1.45x", "16.80 ms", "2.27%"]

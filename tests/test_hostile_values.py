@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from crawldash.app import NETWORKS
-from crawldash.archive.backfill import prepare
+from crawldash.archive.preparing import prepare
 from crawldash.crawl.count import count_nodes
 from crawldash.crawl.decode import Rules, decode_snapshot
 from crawldash.live.refreshing import refresher

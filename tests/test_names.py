@@ -125,6 +125,49 @@ def test_no_two_modules_have_names_that_differ_only_by_a_plural_or_a_suffix():
     assert pairs == []
 
 
+def test_no_two_test_modules_have_names_that_differ_only_by_a_plural():
+    """Tests may be named for a module and an aspect of it (``test_address_properties``),
+    but never a plural apart (``test_network``/``test_networks``)."""
+    names = sorted(path.stem for path in (ROOT / "tests").rglob("*.py"))
+    plurals = [(a, b) for a, b in itertools.combinations(names, 2) if a + "s" == b]
+    assert plurals == []
+
+
+def folders_by_name(package: Path) -> dict[str, set[str]]:
+    """Each file name of the package used in more than one folder, and those folders."""
+    found: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        if path.name != "__init__.py":
+            folder = path.parent.relative_to(package).as_posix()
+            found.setdefault(path.name, set()).add(f"{folder}/" if folder != "." else "")
+    return {name: folders for name, folders in found.items() if len(folders) > 1}
+
+
+def declared_families(text: str) -> dict[str, set[str]]:
+    """The table of families in docs/contributing.md: name -> its folders."""
+    table = text.split("<!-- families -->", 1)[1].split("<!-- /families -->", 1)[0]
+    families = {}
+    for line in table.strip().splitlines()[2:]:
+        name, folders = (cell.strip() for cell in line.strip("|").split("|")[:2])
+        families[name.strip("`")] = {folder.strip().strip("`") for folder in folders.split(",")}
+    return families
+
+
+def test_a_file_name_in_two_folders_is_a_declared_family():
+    declared = declared_families((ROOT / "docs" / "contributing.md").read_text())
+    assert folders_by_name(PACKAGE) == declared
+
+
+def test_the_check_finds_an_undeclared_family(tmp_path: Path):
+    for folder in ("a", "b", "b/c"):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / "same.py").write_text("")
+    (tmp_path / "a" / "alone.py").write_text("")
+    assert folders_by_name(tmp_path) == {"same.py": {"a/", "b/", "b/c/"}}
+    text = "<!-- families -->\n| name | folders |\n| --- | --- |\n| `same.py` | `a/`, `b/` |\n"
+    assert declared_families(text + "<!-- /families -->") == {"same.py": {"a/", "b/"}}
+
+
 def test_the_check_finds_confusable_names():
     assert confusable("network", "networks")
     assert confusable("presence_codec", "presence")
