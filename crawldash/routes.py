@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from .live.answers.leaderboard import Leaderboard
 from .ops.health import Health
 from .web.cors import Cors
 from .web.dashboard import NodePage
-from .web.errors import not_allowed, not_found
+from .web.errors import not_allowed, not_found, to_slashed
 from .web.events import Broadcaster
 from .web.history import HistoryRoutes
 from .web.latest import Latest
@@ -22,6 +23,7 @@ from .web.map import MapRoutes
 from .web.nodes import NodeRoutes
 from .web.presence import Presences
 from .web.v1.checknode import CheckNode
+from .web.v1.leaderboard import V1Leaderboard
 from .web.v1.listings import V1
 from .web.v1.propagation import NOT_SERVED, V1Propagation, not_served
 
@@ -53,6 +55,8 @@ def route_table(
     checknode: CheckNode,
 ) -> Table:
     """A network's own routes (those of the whole service are added by ``service_routes``)."""
+    # The leaderboard is built once per crawl of the network's state, with its latency.
+    ranks = V1Leaderboard(Leaderboard(v1.state, propagation.propagation), links=v1.links)
     return {
         "/api/snapshot": latest.snapshot,
         "/api/status": latest.status,
@@ -69,13 +73,15 @@ def route_table(
         "/api/v1/snapshots/{timestamp}/": v1.snapshot,
         "/api/v1/nodes/": v1.nodes,
         **{path: not_served(route) for path, route in NOT_SERVED.items()},
+        "/api/v1/nodes/leaderboard/": ranks.leaderboard_list,
+        "/api/v1/nodes/leaderboard/{node}/": ranks.ranking,
         "/api/v1/nodes/{node}/": v1.node,
         "/api/v1/nodes/{node}/latency/": propagation.latency,
         "/api/v1/inv/": propagation.inv_list,
         "/api/v1/inv/{inv_hash}/": propagation.inv,
         "/api/v1/checknode/": Post(checknode.check, checknode.other_method),
         "/api/openapi.json": latest.openapi,
-        "/nodes/{node}/": NodePage(propagation.propagation).node,
+        "/nodes/{node}/": NodePage(propagation.propagation).node,  # and /nodes/leaderboard/
         "/api/events": events.stream,
         "/healthz": health.healthz,
         "/readyz": health.readyz,
@@ -99,15 +105,18 @@ def add_routes(
     unknown_network: Handler,
     cors: Cors | None,
 ) -> list[str]:
-    """Every route of every (prefix, table), then the catch-alls: ``/n/NAME`` of a path no
-    route has, other methods, other paths. Returns the routes as declared (each resource's
-    canonical path: ``/static/{name}``), the catch-alls left out."""
+    """Every route of every (prefix, table), each path that ends in a slash also without
+    it, then the catch-alls: ``/n/NAME`` of a path no route has, other methods, other
+    paths. Returns the routes as declared (each resource's canonical path:
+    ``/static/{name}``), the catch-alls left out."""
     paths = []
     for prefix, table in tables:
         # aiohttp tries the routes under one prefix (/api/v1/inv/ and /api/v1/inv/{inv_hash}/)
         # in the order added: those with a parameter, the ones asked for most, go first.
         for path, handler in sorted(table.items(), key=lambda item: "{" not in item[0]):
             paths.append(_add(app, prefix + path, handler, cors))
+            if path != "/" and path.endswith("/") and path[:-1] not in table:
+                paths.append(_add_unslashed(app, prefix + path[:-1], handler, cors))
     app.router.add_route("*", r"/n/{network:[^/]*}{tail:(/[\s\S]*)?}", unknown_network)
     # Any other path, newlines and all. (aiohttp answers a request whose target is not a
     # path, CONNECT's host:port or *, and unknown methods itself, in plain text.)
@@ -125,6 +134,22 @@ def _add(app: web.Application, path: str, handler: Handler | Post, cors: Cors | 
     else:
         resource.add_route("GET", handler)
         resource.add_route("HEAD", handler)  # aiohttp sends the headers and no body
+    if cors is not None:
+        resource.add_route("OPTIONS", cors.preflight)
+    resource.add_route("*", handler.other if isinstance(handler, Post) else not_allowed)
+    return resource.canonical
+
+
+def _add_unslashed(
+    app: web.Application, path: str, handler: Handler | Post, cors: Cors | None
+) -> str:
+    """A route's path without its final slash, as clients of bitnodes.io's API ask it
+    (``/api/v1/snapshots``): the methods the route answers are sent to it by a redirect,
+    any other method gets the route's own answer (405 for a POST to a route of GET: never
+    a 404, and never "read-only" for a route that takes a POST)."""
+    resource = app.router.add_resource(PARAMETER.sub(r"{\1:[^/]+}", path))
+    for method in ("POST",) if isinstance(handler, Post) else ("GET", "HEAD"):
+        resource.add_route(method, to_slashed)
     if cors is not None:
         resource.add_route("OPTIONS", cors.preflight)
     resource.add_route("*", handler.other if isinstance(handler, Post) else not_allowed)

@@ -33,7 +33,13 @@ def peer_version(user_agent: str, height: int, services: int) -> msg_version:
 async def read_message(reader: asyncio.StreamReader, magic: bytes = MAINNET) -> MsgSerializable:
     """One message from the stream, read by python-bitcoinlib (whose magic is mainnet's:
     one under ``magic`` is read as if it were mainnet's)."""
-    header = await reader.readexactly(24)
+    return await read_after(await reader.readexactly(24), reader, magic)
+
+
+async def read_after(
+    header: bytes, reader: asyncio.StreamReader, magic: bytes = MAINNET
+) -> MsgSerializable:
+    """The message whose 24-byte ``header`` was read already."""
     if header[:4] == magic:
         header = with_magic(header, MAINNET)
     payload = await reader.readexactly(int.from_bytes(header[16:20], "little"))
@@ -97,16 +103,30 @@ def bitcoin_node(
     magic: bytes = MAINNET,
     close_after_version: bool = False,
     delay: float = 0.0,
+    speaks_first: bool = False,
 ) -> Behaviour:
     """A node: reads the checker's version, answers version (and verack unless told to
-    close after its version), then keeps reading until the checker goes."""
+    close after its version), then keeps reading until the checker goes.
+
+    As a real node (Bitcoin Core and its forks) does, it waits for the checker's version
+    and reads a message in another network's magic as garbage: it closes without a word.
+    Only with ``speaks_first`` (a peer that writes its version on connecting, before it
+    reads anything, as no real node does on an inbound connection) does a node of another
+    network answer in its own magic."""
+    mine = with_magic(peer_version(user_agent, height, services).to_bytes(), magic)
 
     async def behave(
         peer: Peer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        peer.received.append(await read_message(reader, magic))
+        if speaks_first:
+            writer.write(mine)
+        header = await reader.readexactly(24)
+        if header[:4] != magic:
+            return  # another network's message start: closed without a word
+        peer.received.append(await read_after(header, reader, magic))
         await asyncio.sleep(delay)
-        writer.write(with_magic(peer_version(user_agent, height, services).to_bytes(), magic))
+        if not speaks_first:
+            writer.write(mine)
         if close_after_version:
             await writer.drain()
             return

@@ -111,9 +111,31 @@ async def test_an_http_server_is_not_bitcoin(serve: Serve):
     assert (status, body["success"], body["reason"]) == (200, False, "not_bitcoin")
 
 
-async def test_a_testnet_node_is_the_wrong_network(serve: Serve):
+async def test_a_testnet_node_closes_as_real_nodes_do(serve: Serve):
+    """A real node reads a version in another network's magic as garbage and closes
+    without a word: the answer is ``closed``, and its detail names what that can mean."""
     client = await live(serve)
     async with listening(bitcoin_node(magic=TESTNET3)) as peer:
+        status, body = await check(client, "127.0.0.1", peer.port)
+    assert (status, body["success"], body["reason"]) == (200, False, "closed")
+    assert peer.received == []  # it read our header's magic, and nothing more
+    for meaning in ("another network", "full node", "banned"):
+        assert meaning in body["detail"], meaning
+
+
+async def test_a_peer_that_answers_in_another_magic_is_the_wrong_network(serve: Serve):
+    client = await live(serve)
+    async with listening(bitcoin_node(magic=TESTNET3, speaks_first=True)) as peer:
+        status, body = await check(client, "127.0.0.1", peer.port)
+    assert (status, body["success"], body["reason"]) == (200, False, "wrong_network")
+    assert "another network" in body["detail"]
+
+
+async def test_a_version_in_an_unknown_magic_is_the_wrong_network(serve: Serve):
+    # Bitcoin SV's regtest magic, in no list of crawldash's: a well-formed version all the same
+    client = await live(serve)
+    other = bytes.fromhex("dab5bffa")
+    async with listening(bitcoin_node(magic=other, speaks_first=True)) as peer:
         status, body = await check(client, "127.0.0.1", peer.port)
     assert (status, body["success"], body["reason"]) == (200, False, "wrong_network")
 
@@ -187,6 +209,27 @@ async def test_loopback_needs_the_allow_option(serve: Serve):
         allowed = await live(serve)
         assert (await check(allowed, "127.0.0.1", peer.port))[1]["success"] is True
     assert peer.connections == 1
+
+
+async def test_only_the_ranges_of_live_check_only_are_ever_connected_to(serve: Serve):
+    """--live-check-only: an address outside it is refused before any connection, public
+    or allowed back as it may be; one inside it is checked (the demo's peer, alone)."""
+    only = cidrs("127.0.0.2/32")
+    client = await live(serve, live_check_only=only)
+    async with listening(bitcoin_node(), host="127.0.0.3") as other:
+        status, body = await check(client, "127.0.0.3", other.port)
+    assert status == 400
+    assert_error_shape(body, 400, "address_not_allowed")
+    assert other.connections == 0
+    for elsewhere in ("8.8.8.8", "2001:4860::8888", "a" * 56 + ".onion"):
+        status, body = await check(client, elsewhere, 8333)
+        assert (status, body["error"]["code"]) == (400, "address_not_allowed")
+    async with listening(bitcoin_node(), host="127.0.0.2") as mine:
+        status, body = await check(client, "127.0.0.2", mine.port)
+    assert (status, body["success"]) == (200, True)
+    assert mine.connections == 1
+    metrics = await (await client.get("/metrics")).text()
+    assert 'crawldash_live_check_refusals_total{cause="not_allowed",network="main"} 4.0' in metrics
 
 
 async def test_a_repeat_within_a_minute_is_answered_from_the_first_check(serve: Serve):
@@ -372,7 +415,7 @@ async def test_metrics_count_outcomes_and_refusals(serve: Serve):
 async def test_a_success_is_left_for_the_bridge(serve: Serve, tmp_path: Path):
     folder = tmp_path / "handoff"
     folder.mkdir()
-    client = await live(serve, check_handoff_dir=folder)
+    client = await live(serve, check_handoff_dir=(("main", folder),))
     await check(client, "127.0.0.1", closed_port())  # a failure is not handed over
     async with listening(bitcoin_node(services=1037)) as peer:
         assert (await check(client, "127.0.0.1", peer.port))[1]["success"] is True

@@ -20,6 +20,7 @@ from crawldash.settings.addresses import cidrs
 
 from .bitcoin_peers import bitcoin_node, listening
 from .conftest import Serve
+from .helpers import bridge_command
 from .process import as_nobody, free_port, shared_folder, wait_until
 from .test_bridge import REDIS, start_redis
 
@@ -43,21 +44,12 @@ def bridge(folder: Path, redis_port: int, user: dict[str, Any]) -> subprocess.Po
     out = shared_folder() / "status"
     out.mkdir(mode=0o777)
     out.chmod(0o777)
-    command = [
-        *user.get("prefix", ()),
-        user.get("python", sys.executable),
-        "-m",
-        "crawldash",
-        "bitnodes-status",
-        "--out",
-        str(out / "status.json"),
-        "--redis",
-        f"redis://127.0.0.1:{redis_port}/0",
-        "--check-handoff-dir",
-        str(folder),
-        "--check-handoff-interval",
-        "0.1",
-    ]
+    command = bridge_command(
+        *("--out", str(out / "status.json"), "--redis", f"redis://127.0.0.1:{redis_port}/0"),
+        *("--check-handoff-dir", str(folder), "--check-handoff-interval", "0.1"),
+        python=user.get("python", sys.executable),
+        prefix=user.get("prefix", ()),
+    )
     environment = {**os.environ, **user.get("env", {})}
     return subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=environment)
 
@@ -73,7 +65,7 @@ async def test_a_successful_check_reaches_bitnodes_check_set(serve: Serve, as_an
             live_check=("main",),
             live_check_magic=(("main", "f9beb4d9"),),
             live_check_allow=cidrs("127.0.0.0/8"),
-            check_handoff_dir=folder,
+            check_handoff_dir=(("main", folder),),
         )
         before = time.time()
         async with listening(bitcoin_node(services=1037)) as peer:

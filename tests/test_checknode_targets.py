@@ -87,7 +87,7 @@ async def spellings(folder: Path) -> dict[str, Any]:
     async with (
         listening(bitcoin_node(), "8.8.8.8", PORT) as ipv4,
         listening(bitcoin_node(), "2001:4860::1", PORT) as ipv6,
-        live_server(folder, check_handoff_dir=handoff) as base,
+        live_server(folder, check_handoff_dir=(("main", handoff),)) as base,
         aiohttp.ClientSession() as session,
     ):
         answers = {

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from crawldash import cli
+from crawldash.settings.command_line import settings_from
 from crawldash.settings.serve import Settings
 from crawldash.web import server
 
 from .factories import export_body, rows, write_snapshot, write_status
+from .helpers import answer
 from .process import served_whole, serving, wait_until, watching
 
 TS = 1_700_000_000
@@ -47,14 +46,12 @@ def test_environment_supplies_defaults(monkeypatch, tmp_path: Path):
     monkeypatch.setenv("CRAWLDASH_PORT", "9191")
     monkeypatch.setenv("CRAWLDASH_MAX_FILE_SIZE", "2M")
     monkeypatch.setenv("CRAWLDASH_STALE_AFTER", "60")
-    settings = cli.settings_from(Settings, cli.build_parser().parse_args(["serve"]))
+    settings = settings_from(Settings, cli.build_parser().parse_args(["serve"]))
     assert settings.data_dir == tmp_path
     assert settings.port == 9191
     assert settings.max_file_size == 2 * 1024 * 1024
     assert settings.stale_after == 60
-    settings = cli.settings_from(
-        Settings, cli.build_parser().parse_args(["serve", "--port", "9292"])
-    )
+    settings = settings_from(Settings, cli.build_parser().parse_args(["serve", "--port", "9292"]))
     assert settings.port == 9292  # the command line wins
 
 
@@ -80,21 +77,13 @@ def test_non_loopback_bind_warns(monkeypatch, caplog, tmp_path: Path):
 
 def test_access_log_switch(monkeypatch):
     """Off unless asked for: /metrics counts every request anyway."""
-    assert cli.settings_from(Settings, cli.build_parser().parse_args(["serve"])).access_log is False
+    assert settings_from(Settings, cli.build_parser().parse_args(["serve"])).access_log is False
     args = cli.build_parser().parse_args(["serve", "--access-log"])
-    assert cli.settings_from(Settings, args).access_log is True
+    assert settings_from(Settings, args).access_log is True
     monkeypatch.setenv("CRAWLDASH_ACCESS_LOG", "on")
-    assert cli.settings_from(Settings, cli.build_parser().parse_args(["serve"])).access_log is True
+    assert settings_from(Settings, cli.build_parser().parse_args(["serve"])).access_log is True
     args = cli.build_parser().parse_args(["serve", "--no-access-log"])
-    assert cli.settings_from(Settings, args).access_log is False  # the flag wins
-
-
-def get(url: str) -> tuple[int, Any]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:
-        return error.code, json.load(error)
+    assert settings_from(Settings, args).access_log is False  # the flag wins
 
 
 def test_serve_as_a_real_process(tmp_path: Path):
@@ -103,17 +92,17 @@ def test_serve_as_a_real_process(tmp_path: Path):
     write_status(data_dir, state="running")
     logs: list[str] = []
     with serving(data_dir, tmp_path / "state", logs=logs) as base:
-        status, snapshot = get(f"{base}/api/snapshot")
+        status, snapshot = answer(f"{base}/api/snapshot")
         assert status == 200
         assert snapshot["total_nodes"] == 20
-        assert get(f"{base}/api/status")[1]["state"] == "running"
+        assert answer(f"{base}/api/status")[1]["state"] == "running"
         wait_until(lambda: watching(base))  # changes from now on are seen as they happen
         write_snapshot(data_dir, TS + 600, export_body(rows(25)))
         wait_until(lambda: served_whole(base, TS + 600))  # /api/check too, not only the body
-        assert get(f"{base}/api/snapshot")[1]["total_nodes"] == 25
-        status, answer = get(f"{base}/api/check?address=198.0.0.24:8333")
-        assert (status, answer["reachable"]) == (200, True)
-        status, error = get(f"{base}/api/check?address=nope")
+        assert answer(f"{base}/api/snapshot")[1]["total_nodes"] == 25
+        status, checked = answer(f"{base}/api/check?address=198.0.0.24:8333")
+        assert (status, checked["reachable"]) == (200, True)
+        status, error = answer(f"{base}/api/check?address=nope")
         assert (status, error["error"]["code"]) == (400, "invalid_address")
     assert "snapshot loaded" in logs[0]
     assert "change detected" not in logs[0]  # watchfiles' own lines: only at debug

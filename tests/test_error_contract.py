@@ -19,7 +19,7 @@ EVERY_PATH = [  # every route's path, but the catch-alls, and as the first netwo
     for resource in create_app(Settings(data_dir=Path("unused"))).router.resources()
     if resource.canonical != "/{tail}" and not resource.canonical.startswith("/n/")
 ]
-POST_ONLY = {"/api/v1/checknode/"}  # answered by POST alone (off here: 404 not_served)
+POST_ONLY = {"/api/v1/checknode/", "/api/v1/checknode"}  # by POST alone (off here: 404 not_served)
 ERROR_PATHS = [
     ("GET", "/api/snapshot", 503, "no_snapshot"),
     ("GET", "/api/check?address=203.0.113.5:8333", 503, "no_snapshot"),
@@ -71,7 +71,7 @@ ERROR_PATHS = [
     ("GET", "/api/v1/nodes/203.0.113.5-8333/", 503, "no_snapshot"),
     ("GET", "/api/v1/nodes/203.0.113.5/", 400, "invalid_address"),
     ("GET", "/api/v1/nodes/host.example-8333/", 400, "invalid_address"),
-    ("GET", "/api/v1/snapshots", 404, "not_found"),
+    ("GET", "/api/v1/snapshotz", 404, "not_found"),  # (without its slash: a 308)
     ("GET", "/api/v1/inv/?limit=0", 400, "invalid_limit"),
     ("GET", "/api/v1/inv/?page=x", 400, "invalid_page"),
     ("GET", "/api/v1/inv/00ff/", 400, "invalid_hash"),
@@ -82,8 +82,12 @@ ERROR_PATHS = [
     ("GET", "/api/v1/nodes/host.example-8333/latency/", 400, "invalid_address"),
     ("GET", "/api/v1/nodes/203.0.113.5/latency/", 400, "invalid_address"),
     ("GET", "/api/v1/nodes/%7B203.0.113.5%7D-8333/latency/", 400, "invalid_address"),
-    ("GET", "/api/v1/nodes/leaderboard/", 404, "not_served"),
-    ("GET", "/api/v1/nodes/leaderboard/203.0.113.5-8333/", 404, "not_served"),
+    ("GET", "/api/v1/nodes/leaderboard/?page=x", 400, "invalid_page"),
+    ("GET", "/api/v1/nodes/leaderboard/?limit=101", 400, "invalid_limit"),
+    ("GET", "/api/v1/nodes/leaderboard/?q=a&q=b", 400, "invalid_q"),
+    ("GET", "/api/v1/nodes/leaderboard/203.0.113.5/", 400, "invalid_address"),
+    ("GET", "/api/v1/nodes/leaderboard/", 503, "no_snapshot"),
+    ("GET", "/api/v1/nodes/leaderboard/203.0.113.5-8333/", 503, "no_snapshot"),
     ("GET", "/api/v1/addresses/", 404, "not_served"),
     ("GET", "/api/nothing", 404, "not_found"),
     ("GET", "/api/snapshot/", 404, "not_found"),

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from crawldash.settings.options import public_url
+from crawldash.settings.addresses import public_url
 
 from .conftest import Serve
-from .process import serving
+from .process import PATIENCE, serving
 from .test_error_contract import assert_error_shape
 from .test_links import counted, two_networks
 
@@ -39,7 +39,7 @@ async def exchange(port: int, request: bytes) -> Answer:
     """Send ``request`` as it is and read the answer until the server closes."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(request)
-    received = await asyncio.wait_for(reader.read(), 10)
+    received = await asyncio.wait_for(reader.read(), PATIENCE)
     writer.close()
     head, _, body = received.partition(b"\r\n\r\n")
     status_line, *lines = head.decode("latin-1").split("\r\n")

@@ -15,7 +15,7 @@ from aiohttp.test_utils import make_mocked_request
 from crawldash.crawl.propagation import Block, BlocksFile, write_blocks
 from crawldash.web.links import Links, network_prefix
 
-from .conftest import Client, Serve, eventually
+from .conftest import Client, Serve, eventually, json_of
 from .factories import export_body, rows, write_snapshot
 
 T = 1_700_000_000
@@ -38,30 +38,24 @@ def two_networks(tmp_path: Path) -> dict[str, Any]:
         write_blocks(tmp_path / f"{name}-kept", BlocksFile(0, [block(n) for n in (3, 2, 1)]))
         networks.append((name, folder))
         kept.append((name, tmp_path / f"{name}-kept"))
-    return {"networks": tuple(networks), "network_propagation_dirs": tuple(kept)}
-
-
-async def get(client: Client, path: str, **headers: str) -> Any:
-    response = await client.get(path, headers=headers)
-    assert response.status == 200, (path, await response.text())
-    return await response.json()
+    return {"networks": tuple(networks), "propagation_dir": tuple(kept)}
 
 
 async def counted(client: Client, prefix: str) -> None:
     async def complete() -> bool:
-        status = await get(client, f"{prefix}/api/status")
+        status = await json_of(client, f"{prefix}/api/status")
         return bool(status["history_complete"])
 
-    await eventually(complete, within=10)
+    await eventually(complete)
 
 
 async def links_of(client: Client, prefix: str, **headers: str) -> dict[str, str]:
     """Every link the lists under ``prefix`` give, by name."""
-    snapshots = await get(client, f"{prefix}/api/v1/snapshots/?limit=1", **headers)
-    second = await get(client, f"{prefix}/api/v1/snapshots/?limit=1&page=2", **headers)
-    v1_nodes = await get(client, f"{prefix}/api/v1/nodes/?limit=1", **headers)
-    nodes = await get(client, f"{prefix}/api/nodes?limit=1", **headers)
-    inv = await get(client, f"{prefix}/api/v1/inv/?limit=1", **headers)
+    snapshots = await json_of(client, f"{prefix}/api/v1/snapshots/?limit=1", **headers)
+    second = await json_of(client, f"{prefix}/api/v1/snapshots/?limit=1&page=2", **headers)
+    v1_nodes = await json_of(client, f"{prefix}/api/v1/nodes/?limit=1", **headers)
+    nodes = await json_of(client, f"{prefix}/api/nodes?limit=1", **headers)
+    inv = await json_of(client, f"{prefix}/api/v1/inv/?limit=1", **headers)
     return {
         "snapshots next": snapshots["next"],
         "snapshot url": snapshots["results"][0]["url"],
@@ -99,15 +93,15 @@ async def test_links_start_at_the_public_url_and_keep_the_network(
         assert links == expected_links(root, prefix, newest), prefix
         for link in links.values():  # each leads to an answer, of the same network
             assert link.startswith(root)
-            await get(client, link.removeprefix(root))
-        snapshot = await get(client, links["snapshot url"].removeprefix(root))
+            await json_of(client, link.removeprefix(root))
+        snapshot = await json_of(client, links["snapshot url"].removeprefix(root))
         assert snapshot["timestamp"] == newest
 
-        document = await get(client, f"{prefix}/api/openapi.json")
+        document = await json_of(client, f"{prefix}/api/openapi.json")
         server = document["servers"][0]["url"]
         assert server == ((public_url or "") + prefix or "/")  # where its paths are reached
         at = urllib.parse.urljoin(str(client.make_url(f"{prefix}/api/openapi.json")), server)
-        status = await get(client, at.rstrip("/").removeprefix(root) + "/api/status")
+        status = await json_of(client, at.rstrip("/").removeprefix(root) + "/api/status")
         assert status["snapshot_timestamp"] == newest
 
 
@@ -133,8 +127,8 @@ async def test_a_kept_page_gives_no_client_its_unknown_parameters(serve: Serve, 
         "/api/v1/nodes/?limit=1&q=199": f"{at}/api/v1/nodes/?limit=1&q=199&page=2",
     }
     for path, wanted in lists.items():
-        first = await get(client, f"/n/testnet4{path}&token=secret")
-        again = await get(client, f"/n/testnet4{path}")
+        first = await json_of(client, f"/n/testnet4{path}&token=secret")
+        again = await json_of(client, f"/n/testnet4{path}")
         assert first["next"] == again["next"] == wanted, path
 
 

@@ -175,6 +175,11 @@ def test_the_node_page_in_chromium(tmp_path: Path):
         browser.close()
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
 def test_a_malformed_node_is_refused_as_the_v1_route_refuses_it(tmp_path: Path):
     data = tmp_path / "main"
     write_snapshot(data, 1_700_000_000, export_body([row("203.0.113.1")]))
@@ -187,5 +192,8 @@ def test_a_malformed_node_is_refused_as_the_v1_route_refuses_it(tmp_path: Path):
             assert answer.headers["Content-Type"] == "text/html; charset=utf-8"
             assert answer.headers["Content-Security-Policy"] == CSP["Content-Security-Policy"]
             assert b'src="../../static/node.js"' in answer.read()
-        with pytest.raises(urllib.error.HTTPError):  # without its slash: not a page
-            urllib.request.urlopen(f"{base}/nodes/203.0.113.1-8333", timeout=5)
+        unslashed = urllib.request.Request(f"{base}/nodes/203.0.113.1-8333")
+        with pytest.raises(urllib.error.HTTPError) as moved:  # without its slash: sent on
+            urllib.request.build_opener(NoRedirect).open(unslashed, timeout=5)
+        assert moved.value.code == 308
+        assert moved.value.headers["Location"] == "./203.0.113.1-8333/"

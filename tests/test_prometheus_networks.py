@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from .factories import export_body, rows, write_snapshot
-from .process import free_port, wait_until
+from .process import PATIENCE, free_port, wait_until
 
 PROMETHEUS = Path(__file__).parent.parent / "examples" / "prometheus"
 
@@ -158,7 +158,7 @@ def series_in_rules() -> set[str]:
     return set(re.findall(r"crawldash_\w+", "\n".join(expressions))) - {"crawldash_node_up"}
 
 
-def until(check: Callable[[], Any], expected: Any, within: float = 15.0) -> None:
+def until(check: Callable[[], Any], expected: Any, within: float = PATIENCE) -> None:
     """Poll ``check`` until it returns ``expected``; fail showing the last answer."""
     deadline = time.monotonic() + within
     while (got := check()) != expected:

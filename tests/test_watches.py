@@ -29,8 +29,10 @@ async def test_watched_nodes_are_in_metrics_with_their_reason(serve: Serve, tmp_
     kept = tmp_path / "bridge"
     kept.mkdir()
     keep_attempts(kept, complete=True)
-    watches = ("203.0.113.1:8333", HELD_NOT, "[2001:DB8:0::99]:8333")
-    client = await serve(data_dir=export_dir, propagation_dir=kept, watches=watches)
+    watches = tuple(
+        ("main", node) for node in ("203.0.113.1:8333", HELD_NOT, "[2001:DB8:0::99]:8333")
+    )
+    client = await serve(data_dir=export_dir, propagation_dir=(("main", kept),), watches=watches)
 
     async def paired() -> bool:
         metrics = await (await client.get("/metrics")).text()

@@ -92,7 +92,10 @@ class ArchiveView:
 def check_archive_extra() -> None:
     """StartupError if the archive's library is not installed."""
     if importlib.util.find_spec("pyarrow") is None:
-        raise StartupError("--archive-dir needs pyarrow: pip install 'crawldash[archive]'")
+        raise StartupError(
+            "--archive-dir needs pyarrow: pip install '/path/to/crawldash[archive]' "
+            "(the clone's folder)"
+        )
 
 
 def archiving_loads(

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import get_args
 
 from ..settings.addresses import IPNetwork
 from ..settings.networks import NetworkFolder
@@ -18,10 +19,24 @@ from ..settings.serve import Settings
 from .bounds import ClientLimit, InFlight, Repeats, Resting, client_key
 from .handoff import HandedCheck, Handoff
 from .handshake import Limits, Outcome, handshake
-from .reply import CheckNodeBody, answer_of, not_checkable
+from .reply import CheckNodeBody, Reason, answer_of, not_checkable
+from .special import NOT_PUBLIC, OUTSIDE_UNICAST
 from .targets import NotCheckable, Refusal, Target, target_of
 
 BUSY_RETRY_AFTER = 5  # seconds a client is told to wait while every slot is taken
+# Every outcome a check can have, and every cause a request is refused for, so that
+# /metrics shows each from the start at 0: Prometheus reads a counter that first appears
+# at 1 as no increase, and an alert on the first refusal of a cause would never fire.
+OUTCOMES = ("success", *get_args(Reason))
+CLIENT_CAUSES = ("rate_limited", "client_busy")  # TooMany's: the client's own bounds
+SERVER_CAUSES = ("busy", "host_busy", "host_rate", "host_resting")  # the server's, the node's
+TARGET_CAUSES = (
+    "host_name",
+    "invalid",
+    "not_allowed",
+    *sorted({block.cause for block in (*NOT_PUBLIC, OUTSIDE_UNICAST)}),
+)
+REFUSAL_CAUSES = (*CLIENT_CAUSES, *SERVER_CAUSES, *TARGET_CAUSES)
 
 
 class TooMany(Exception):
@@ -36,7 +51,7 @@ class TooMany(Exception):
     @property
     def clients_own(self) -> bool:
         """Whether the client's own bounds refused it (else the server's or the node's)."""
-        return self.cause in ("rate_limited", "client_busy")
+        return self.cause in CLIENT_CAUSES
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,7 @@ class CheckOptions:
     host_in_flight: int = 1
     per_host: int = 10
     client_ipv6_prefix: int = 64
+    only: Sequence[IPNetwork] = ()  # if any, the only ranges checked (--live-check-only)
 
 
 class LiveCheck:
@@ -86,7 +102,10 @@ class LiveCheck:
             The answer. Raises TooMany past a bound, Refusal for a target never checked.
         """
         try:
-            target = target_of(address, port, self.options.allowed, self.options.proxy is not None)
+            options = self.options
+            target = target_of(
+                address, port, options.allowed, options.proxy is not None, options.only
+            )
         except Refusal as refusal:
             self.refusals[refusal.cause] += 1
             raise
@@ -196,5 +215,6 @@ def live_check_for(settings: Settings, folder: NetworkFolder) -> LiveCheck | Non
         settings.live_check_host_in_flight,
         settings.live_check_per_host,
         settings.client_ipv6_prefix,
+        settings.live_check_only,
     )
     return LiveCheck(options)

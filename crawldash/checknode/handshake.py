@@ -154,7 +154,7 @@ async def _message(budget: _Budget, magic: bytes) -> tuple[str, bytes]:
             raise Failed("not_bitcoin") from None  # a few bytes of something else
         raise
     if head[:4] != magic:
-        raise Failed("wrong_network" if head[:4] in OTHER_MAGICS else "not_bitcoin")
+        raise Failed("wrong_network" if _another_network(head) else "not_bitcoin")
     try:
         header = wire.parse_header(head)
     except wire.WireError:
@@ -163,6 +163,20 @@ async def _message(budget: _Budget, magic: bytes) -> tuple[str, bytes]:
     if wire.checksum(payload) != header.checksum:
         raise Failed("not_bitcoin")
     return header.command, payload
+
+
+def _another_network(head: bytes) -> bool:
+    """Whether a header under another magic is a Bitcoin node's of another network: one of
+    the known magics, or a well-formed ``version`` (Bitcoin SV's regtest, Litecoin...).
+    A real node never answers so: it reads a version in a magic not its own as garbage and
+    closes without a word (the answer is then ``closed``); only a peer that speaks first,
+    in its own magic, shows which network it is of."""
+    if head[:4] in OTHER_MAGICS:
+        return True
+    try:
+        return wire.parse_header(head).command == "version"
+    except wire.WireError:
+        return False
 
 
 def _our_version(target: Target) -> wire.Version:

@@ -90,7 +90,7 @@ GLOBAL_IN_IETF = tuple(
 )
 _IPV4 = tuple(block for block in NOT_PUBLIC if block.network.version == 4)
 _IPV6 = tuple(block for block in NOT_PUBLIC if block.network.version == 6)
-_OUTSIDE_UNICAST = Block(GLOBAL_UNICAST, "reserved", "outside global unicast 2000::/3")
+OUTSIDE_UNICAST = Block(GLOBAL_UNICAST, "reserved", "outside global unicast 2000::/3")
 
 
 def not_public(ip: IPAddress) -> Block | None:
@@ -112,6 +112,6 @@ def not_public(ip: IPAddress) -> Block | None:
             return None
         found = next((block for block in _IPV6 if ip in block.network), None)
         if found is None and ip not in GLOBAL_UNICAST:
-            return _OUTSIDE_UNICAST
+            return OUTSIDE_UNICAST
         return found
     return next((block for block in _IPV4 if ip in block.network), None)

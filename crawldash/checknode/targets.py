@@ -61,7 +61,13 @@ class Target:
         return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
 
 
-def target_of(address: str, port: int, allowed: Sequence[IPNetwork], onion_proxy: bool) -> Target:
+def target_of(
+    address: str,
+    port: int,
+    allowed: Sequence[IPNetwork],
+    onion_proxy: bool,
+    only: Sequence[IPNetwork] = (),
+) -> Target:
     """The node ``address`` and ``port`` name, if it may be checked.
 
     Args:
@@ -69,6 +75,8 @@ def target_of(address: str, port: int, allowed: Sequence[IPNetwork], onion_proxy
         port: the port, already a whole number.
         allowed: ranges checked although not public (``--live-check-allow``).
         onion_proxy: whether a SOCKS5 proxy for .onion is configured.
+        only: if any, the only ranges checked (``--live-check-only``): every other
+            address, an overlay's included, is refused.
 
     Returns:
         The target, its host in its canonical spelling. Raises Refusal for an address
@@ -81,6 +89,8 @@ def target_of(address: str, port: int, allowed: Sequence[IPNetwork], onion_proxy
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
     if host.lower().endswith((".onion", ".i2p")):
+        if only:
+            raise _not_among(host)
         return _overlay(host, port, onion_proxy)
     try:
         ip = ipaddress.ip_address(canonical_host(host))
@@ -97,10 +107,20 @@ def target_of(address: str, port: int, allowed: Sequence[IPNetwork], onion_proxy
         ip = ip.ipv4_mapped  # the same node as its IPv4 address, and reached as it
     if ip in CJDNS:
         raise NotCheckable(str(ip), "cjdns addresses cannot be reached from this server")
+    if only and not any(ip in only_range for only_range in only):
+        raise _not_among(str(ip))
     if not any(ip in allowed_range for allowed_range in allowed):
         _refuse_unless_public(ip)
     network = "ipv6" if ip.version == 6 else "ipv4"
     return Target(str(ip), port, network)
+
+
+def _not_among(host: str) -> Refusal:
+    return Refusal(
+        "address_not_allowed",
+        "not_allowed",
+        f"{host} is not among the addresses this server checks (--live-check-only)",
+    )
 
 
 def _overlay(host: str, port: int, onion_proxy: bool) -> Target:

@@ -1,5 +1,7 @@
 """The live check's side of ``/metrics``: checks answered by outcome (and whether the
-answer was a repeat of a check made within the minute), and requests refused by cause."""
+answer was a repeat of a check made within the minute), and requests refused by cause,
+each outcome and cause from the start at 0 (one that first appeared at 1 would read to
+Prometheus as no increase)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,16 @@ from collections.abc import Iterator, Sequence
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ..checknode.checker import OUTCOMES, REFUSAL_CAUSES
 from .gauges import WatchedNetwork
+
+# (outcome, cached): an address of no network the check reaches is never checked, so
+# never answered from a check of the minute before.
+OUTCOME_CELLS = tuple(
+    (outcome, cached)
+    for outcome in OUTCOMES
+    for cached in ((False,) if outcome == "not_checkable" else (False, True))
+)
 
 
 class LiveCheckCollector(Collector):
@@ -37,9 +48,11 @@ class LiveCheckCollector(Collector):
             live = network.live_check
             if live is None:
                 continue
-            for (outcome, cached), count in sorted(live.outcomes.items()):
+            outcomes = {**dict.fromkeys(OUTCOME_CELLS, 0), **live.outcomes}
+            for (outcome, cached), count in sorted(outcomes.items()):
                 checks.add_metric([network.name, outcome, str(cached).lower()], count)
-            for cause, count in sorted(live.refusals.items()):
+            causes = {**dict.fromkeys(REFUSAL_CAUSES, 0), **live.refusals}
+            for cause, count in sorted(causes.items()):
                 refusals.add_metric([network.name, cause], count)
             in_flight.add_metric([network.name], live.in_flight.running)
         yield checks

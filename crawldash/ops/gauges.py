@@ -1,6 +1,7 @@
-"""The data's side of ``/metrics``: what each network's crawls, crawler, watcher and
-indexes look like, read from its state at scrape time (cheap fields, nothing scanned).
-Every series carries the ``network`` it describes."""
+"""The data's side of ``/metrics``: what each network's crawls, crawler, watched nodes and
+archive look like, read from its state at scrape time (cheap fields, nothing scanned).
+Every series carries the ``network`` it describes. What came of watching its folder (the
+files rejected, the watcher, the refreshes, the index saves) is ``watching.py``'s."""
 
 from __future__ import annotations
 
@@ -9,12 +10,7 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from ..archive.view import ArchiveView
@@ -104,22 +100,12 @@ class DataCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         families, now = Families(), time.time()
-        refreshes = HistogramMetricFamily(
-            "crawldash_refresh_duration_seconds",
-            "Time to bring the state up to date.",
-            labels=["network"],
-        )
         for network in self.networks:
             _describe_data(families, network.name, network.state, now)
             _describe_watches(families, network)
-            _describe_watching(families, network)
             if network.archive is not None:
                 _describe_archive(families, network.name, network.archive)
-            refreshes.add_metric(
-                [network.name], network.refreshes.cumulative(), network.refreshes.total
-            )
         yield from families.by_name.values()
-        yield refreshes
 
 
 def _describe_archive(families: Families, name: str, archive: ArchiveView) -> None:
@@ -227,57 +213,6 @@ def _describe_data(families: Families, name: str, state: State, now: float) -> N
         name,
         int(state.data_dir_problem is not None),
     )
-
-
-def _describe_watching(families: Families, network: WatchedNetwork) -> None:
-    name, watcher = network.name, network.watcher
-    for kind, count in network.rejected.counts.items():
-        families.counter(
-            "files_rejected", "Crawler file versions rejected, by kind.", name, count, kind=kind
-        )
-    families.counter("watcher_restarts", "Times the watcher restarted.", name, watcher.restarts)
-    families.gauge("watcher_up", "1 while the watcher runs.", name, int(watcher.alive))
-    families.gauge(
-        "watcher_watching",
-        "1 once the watcher sees changes to the data folder as they happen.",
-        name,
-        int(watcher.watching),
-    )
-    for index in network.indexes:
-        families.gauge(
-            "index_saved_timestamp_seconds",
-            "When each index was last written.",
-            name,
-            index.saved_at,
-            index=index.name,
-        )
-        families.counter(
-            "index_save_failures",
-            "Saves of each index that failed.",
-            name,
-            index.failures,
-            index=index.name,
-        )
-        families.gauge(
-            "index_save_failing",
-            "1 while the latest save of each index failed (it is retried with back-off).",
-            name,
-            int(index.error is not None),
-            index=index.name,
-        )
-        if index.name == "history":  # also under its older names, which alert rules may use
-            families.gauge(
-                "history_index_saved_timestamp_seconds",
-                "When the history index was last written.",
-                name,
-                index.saved_at,
-            )
-            families.counter(
-                "history_index_save_failures",
-                "Saves of the history index that failed.",
-                name,
-                index.failures,
-            )
 
 
 class BreakdownCollector(Collector):

@@ -1,5 +1,6 @@
-"""Prometheus metrics: how requests go (counted here), and what each network's data looks
-like (``gauges.py``). ``/metrics`` shows every network; ``/n/NAME/metrics`` only NAME's."""
+"""Prometheus metrics: how requests go (counted here), what each network's data looks
+like (``gauges.py``) and what came of watching its folder (``watching.py``).
+``/metrics`` shows every network; ``/n/NAME/metrics`` only NAME's."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..web.links import NETWORK_PATH, network_prefix
 from ..web.responses import plain
 from .check_metrics import LiveCheckCollector
 from .gauges import BreakdownCollector, DataCollector, WatchedNetwork
+from .watching import WatchingCollector
 
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0)
 OTHER = "other"  # the route label of a request to no route (a 404)
@@ -132,6 +134,7 @@ class Metrics:
         build = Info("crawldash_build", "The running crawldash's version.", registry=self.registry)
         build.info({"version": __version__})
         self.registry.register(DataCollector(networks))
+        self.registry.register(WatchingCollector(networks))
         self.registry.register(LiveCheckCollector(networks))
         if breakdowns:
             self.registry.register(BreakdownCollector(networks))

@@ -8,16 +8,7 @@ from pathlib import Path
 
 from .options import option, whole_number
 
-SERVER_ONLY = (  # the serve options that demo does not take
-    "data_dir",
-    "state_dir",
-    "networks",
-    "network_status_files",
-    "network_propagation_dirs",
-    "network_crawl_dirs",
-    "network_watches",
-    "network_check_handoff_dirs",
-)
+SERVER_ONLY = ("data_dir", "state_dir", "networks")  # the serve options demo does not take
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,21 @@
 """The networks one crawldash serves, each with what the options give it: its crawler's
-folder, status file, propagation folder, crawl folder and watched nodes. ``--network``,
-``--network-status-file`` and the other ``--network-*`` options name a network; the
-options without a network (``--data-dir``, ``--status-file``, ...) are the first's."""
+folder, status file, propagation folder, crawl folder and watched nodes. ``--network``
+names the networks; each per-network option (``--status-file``, ...) is given for the first
+network as ``--X VALUE`` and for any as ``--network-X NAME=VALUE`` (``settings/options.py``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+from .checking import EVERY_NETWORK
+from .options import PerNetwork, options_of
 
 if TYPE_CHECKING:
     from .serve import Settings
+
+V = TypeVar("V")
 
 DEFAULT_NETWORK = "main"  # the name of the one network --data-dir serves
 # Bitcoin's message starts by network, as bitnodes names its data folders after them.
@@ -35,7 +40,7 @@ class NetworkFolder:
     propagation_dir: Path | None = None
     crawl_dir: Path | None = None
     watches: tuple[str, ...] = ()
-    live_check: bool = False  # --live-check names it
+    live_check: bool = False  # --live-check names it, or is given alone
     magic: bytes | None = None  # its message start, if known (needed by the live check)
     handoff_dir: Path | None = None  # where successful live checks are left for the bridge
 
@@ -52,34 +57,24 @@ def network_folders(settings: Settings) -> tuple[NetworkFolder, ...]:
         not served.
     """
     named = settings.networks or ((DEFAULT_NETWORK, settings.data_dir),)
-    served = {name for name, _ in named}
-    for flag, given in (
-        ("--network-status-file", settings.network_status_files),
-        ("--network-propagation-dir", settings.network_propagation_dirs),
-        ("--network-crawl-dir", settings.network_crawl_dirs),
-        ("--network-watch", settings.network_watches),
-        ("--network-check-handoff-dir", settings.network_check_handoff_dirs),
-        ("--live-check", tuple((name, name) for name in settings.live_check)),
-        ("--live-check-magic", settings.live_check_magic),
-    ):
-        unknown = sorted({name for name, _ in given} - served)
-        if unknown:
-            raise ValueError(f"{flag} names no network served: {', '.join(unknown)}")
-    first = named[0][0]
-    status_files = _with_first(settings.network_status_files, first, settings.status_file)
-    propagation = _with_first(settings.network_propagation_dirs, first, settings.propagation_dir)
-    crawl_dirs = _with_first(settings.network_crawl_dirs, first, settings.crawl_dir)
-    handoffs = _with_first(settings.network_check_handoff_dirs, first, settings.check_handoff_dir)
+    served = [name for name, _ in named]
+    checked = served if EVERY_NETWORK in settings.live_check else settings.live_check
+    _check_names(settings, set(served))
+    first = served[0]
     magics = {name: _magic(name, path, settings.live_check_magic) for name, path in named}
-    for name in settings.live_check:
+    for name in checked:
         if magics.get(name) is None:
             raise ValueError(
                 f"--live-check {name}: its data folder is not named after a known magic; "
                 f"give --live-check-magic {name}=f9beb4d9 (its message start)"
             )
-    watches = {first: list(settings.watches)}
-    for name, address in settings.network_watches:
-        watches.setdefault(name, []).append(address)
+    status_files = _one_each(settings.status_file, first)
+    propagation = _one_each(settings.propagation_dir, first)
+    crawl_dirs = _one_each(settings.crawl_dir, first)
+    handoffs = _one_each(settings.check_handoff_dir, first)
+    watches: dict[str, list[str]] = {}
+    for network, address in settings.watches:
+        watches.setdefault(network or first, []).append(address)
     return tuple(
         NetworkFolder(
             name,
@@ -88,12 +83,27 @@ def network_folders(settings: Settings) -> tuple[NetworkFolder, ...]:
             propagation.get(name),
             crawl_dirs.get(name),
             tuple(watches.get(name, ())),
-            name in settings.live_check,
+            name in checked,
             magics[name],
             handoffs.get(name),
         )
         for name, path in named
     )
+
+
+def _check_names(settings: Settings, served: set[str]) -> None:
+    """A ValueError for an option that names a network not served."""
+    naming: list[tuple[str, PerNetwork[object]]] = [
+        (described.forms()[1].flag, getattr(settings, option))
+        for option, described in options_of(type(settings))
+        if described.per_network
+    ]
+    naming.append(("--live-check", tuple((name, name) for name in settings.live_check)))
+    naming.append(("--live-check-magic", settings.live_check_magic))
+    for flag, given in naming:
+        unknown = {name for name, _ in given if name is not None} - served - {EVERY_NETWORK}
+        if unknown:
+            raise ValueError(f"{flag} names no network served: {', '.join(sorted(unknown))}")
 
 
 def _magic(name: str, data_dir: Path, given: tuple[tuple[str, str], ...]) -> bytes | None:
@@ -103,11 +113,11 @@ def _magic(name: str, data_dir: Path, given: tuple[tuple[str, str], ...]) -> byt
     return bytes.fromhex(chosen) if chosen in KNOWN_MAGICS or name in dict(given) else None
 
 
-def _with_first(
-    given: tuple[tuple[str, Path], ...], first: str, first_own: Path | None
-) -> dict[str, Path]:
-    """Each network's folder of one kind: its ``--network-X``, or ``--X`` for the first."""
-    named = dict(given)
-    if first_own is not None:
-        named.setdefault(first, first_own)
-    return named
+def _one_each(given: PerNetwork[V], first: str) -> dict[str, V]:
+    """Each network's value of one per-network option: its own by name (``--network-X``),
+    else, for the first network, the one given without a name (``--X``)."""
+    chosen = {name: value for name, value in given if name is not None}
+    for name, value in given:
+        if name is None:
+            chosen.setdefault(first, value)
+    return chosen

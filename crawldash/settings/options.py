@@ -3,18 +3,20 @@ settings table in ``settings/serve.py``."""
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import urllib.parse
 from collections.abc import Callable, Iterator
-from dataclasses import Field, dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
 N = TypeVar("N", int, float)
+V = TypeVar("V")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+Kind = Literal["value", "toggle", "switch", "list"]
+# A per-network option's values: (a network's name, or None for the first network's, value).
+PerNetwork: TypeAlias = tuple[tuple[str | None, V], ...]
 
 
 @dataclass(frozen=True)
@@ -25,9 +27,35 @@ class Option:
     parse: Callable[[str], Any]
     shown: str  # the default as the docs show it
     env: str | None  # the environment variable, or None for none
-    kind: Literal["value", "toggle", "switch", "list"] = "value"
+    kind: Kind = "value"
     flag: str = ""  # set from the field's name when the table is read
     required: bool = False
+    per_network: str = ""  # what a network's value is (FILE, DIR) if each network has its own
+    bare: str | None = None  # what the flag given alone stands for, if it may be
+    name: str = ""  # the field's, set when the table is read
+
+    def forms(self) -> tuple[Option, ...]:
+        """The ways it is given. A per-network option has two, each parsed to ``PerNetwork``
+        pairs: ``--X VALUE``, the first network's, and ``--network-X NAME=VALUE``, any
+        network's (``CRAWLDASH_X`` and ``CRAWLDASH_NETWORK_XS``)."""
+        if not self.per_network:
+            return (self,)
+        what, own = self.per_network, self.parse
+        many = self.kind == "list"
+        plural = self.name if self.name.endswith("s") else self.name + "s"
+        named_flag = "--network-" + self.flag.removeprefix("--")
+        first = replace(self, per_network="", parse=_unnamed(own, many))
+        named = replace(
+            self,
+            per_network="",
+            parse=named_pairs(own, what, repeats=many),
+            shown="none",
+            env=f"CRAWLDASH_NETWORK_{plural.upper()}" if self.env else None,
+            kind="list",
+            flag=named_flag,
+            help=f"{self.flag} of any network, as NAME={what}; repeatable or comma-separated",
+        )
+        return first, named
 
 
 def option(
@@ -37,26 +65,45 @@ def option(
     *,
     shown: str | None = None,
     env: str | None = "",
-    kind: Literal["value", "toggle", "switch", "list"] = "value",
+    kind: Kind = "value",
     flag: str = "",
     required: bool = False,
+    per_network: str = "",
+    bare: str | None = None,
 ) -> Any:
-    """A settings field with its option: ``env=""`` derives ``CRAWLDASH_<NAME>``."""
+    """A settings field with its option: ``env=""`` derives ``CRAWLDASH_<NAME>``. With
+    ``per_network`` (what a value is: ``FILE``), each network has its own (``PerNetwork``,
+    default none) and ``parse`` reads one value; with ``bare``, the flag alone stands for it."""
+    if per_network:
+        default, shown = (), shown or "none"
     shown = shown if shown is not None else ("none" if default is None else f"`{default}`")
-    described = Option(help, parse, shown, env, kind, flag, required)
+    described = Option(help, parse, shown, env, kind, flag, required, per_network, bare)
     return field(default=default, metadata={"option": described})
 
 
 def options_of(settings_type: type[Any]) -> Iterator[tuple[str, Option]]:
-    """Each field of a settings class that is an option, with its flag and variable filled in."""
+    """Each field of a settings class that is an option, with its flag and variable filled in:
+    the class's own first, then those of the tables it is built from (its bases)."""
     declared: tuple[Field[Any], ...] = fields(settings_type)
-    for each in declared:
+    tables = [vars(table).get("__annotations__", {}) for table in settings_type.__mro__]
+    for each in sorted(declared, key=lambda f: [f.name in own for own in tables].index(True)):
         described = each.metadata.get("option")
         if described is None:
             continue
         flag = described.flag or "--" + each.name.replace("_", "-")
         env = f"CRAWLDASH_{each.name.upper()}" if described.env == "" else described.env
-        yield each.name, Option(**{**vars(described), "flag": flag, "env": env})
+        yield each.name, replace(described, flag=flag, env=env, name=each.name)
+
+
+def _unnamed(parse: Callable[[str], V], many: bool) -> Callable[[str], PerNetwork[V]]:
+    """A parser of the first network's value (or comma-separated values, if ``many``)."""
+
+    def first(text: str) -> PerNetwork[V]:
+        given = [part.strip() for part in text.split(",")] if many else [text]
+        return tuple((None, parse(value)) for value in given if value)
+
+    first.__name__ = getattr(parse, "__name__", "value")
+    return first
 
 
 def whole_number(low: int, high: int) -> Callable[[str], int]:
@@ -123,103 +170,39 @@ def file_in_a_folder(text: str) -> Path:
 NETWORK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 
 
-def named_paths(text: str) -> tuple[tuple[str, Path], ...]:
-    """Comma-separated ``NAME=PATH`` pairs: a network's name (lower-case letters, digits,
-    ``-`` and ``_``, at most 32) and a path."""
-    pairs = []
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        name, equals, path = item.partition("=")
-        name = name.strip()
-        if not equals or not path.strip():
-            raise ValueError(f"{item!r} is not NAME=PATH")
-        if not NETWORK_NAME.fullmatch(name):
-            raise ValueError(
-                f"{name!r} is not a network name (a-z, 0-9, - and _, at most 32, "
-                "starting with a letter or digit)"
-            )
-        pairs.append((name, Path(path.strip())))
-    names = [name for name, _ in pairs]
-    for name in names:
-        if names.count(name) > 1:
-            raise ValueError(f"the network {name!r} is named twice")
-    return tuple(pairs)
+def named_pairs(
+    parse: Callable[[str], V], what: str = "VALUE", *, repeats: bool = False
+) -> Callable[[str], tuple[tuple[str, V], ...]]:
+    """A parser of comma-separated ``NAME=VALUE`` pairs: a network's name (lower-case
+    letters, digits, ``-`` and ``_``, at most 32) and a value ``parse`` reads; a name may
+    come again only if ``repeats`` (``a=x,a=y``)."""
+
+    def pairs(text: str) -> tuple[tuple[str, V], ...]:
+        found = []
+        for item in (part.strip() for part in text.split(",")):
+            if not item:
+                continue
+            name, equals, value = (part.strip() for part in item.partition("="))
+            if not equals or not value:
+                raise ValueError(f"{item!r} is not NAME={what}")
+            if not NETWORK_NAME.fullmatch(name):
+                raise ValueError(
+                    f"{name!r} is not a network name (a-z, 0-9, - and _, at most 32, "
+                    "starting with a letter or digit)"
+                )
+            found.append((name, parse(value)))
+        names = [name for name, _ in found]
+        twice = [name for name in names if names.count(name) > 1]
+        if twice and not repeats:
+            raise ValueError(f"the network {twice[0]!r} is named twice")
+        return tuple(found)
+
+    pairs.__name__ = f"NAME={what}"
+    return pairs
 
 
-# What --public-url may hold: every link the API gives starts with it, as it is.
-_HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}")
-_URL_PATH = re.compile(r"(?:[A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*")
-
-
-def public_url(text: str) -> str:
-    """An absolute http(s) URL of a host, an optional port and a path, with no user,
-    password, query or fragment, written as a URL is sent (ASCII, percent-encoded).
-
-    Args:
-        text: the value given, as ``https://example.org/crawldash``.
-
-    Returns:
-        The URL, without a trailing slash.
-    """
-    text = text.strip()
-    if not (text.isascii() and text.isprintable()) or " " in text:
-        raise ValueError(
-            f"{text!r} holds a space, a control or a non-ASCII character: percent-encode "
-            "the path, and give a host in its xn-- form"
-        )
-    try:
-        parsed = urllib.parse.urlsplit(text)
-        port = parsed.port
-    except ValueError as exc:
-        raise ValueError(f"{text!r} is not a URL: {exc}") from None
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ValueError(f"{text!r} is not an http:// or https:// URL")
-    _check_public_url(text, parsed, port)
-    return urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, parsed.path, "", "")).rstrip("/")
-
-
-def _check_public_url(text: str, parsed: urllib.parse.SplitResult, port: int | None) -> None:
-    """A ValueError naming what, in a URL already split, no link should carry."""
-    if "@" in parsed.netloc:
-        raise ValueError(f"{text!r} has a user or password; links must not carry them")
-    if port == 0:
-        raise ValueError(f"{text!r}: port 0 is outside 1-65535")
-    host = parsed.hostname or ""
-    if not (_HOST_NAME.fullmatch(host) or is_ipv6(host)):
-        raise ValueError(f"{text!r}: {host!r} is not a host name or an IP address")
-    if not _URL_PATH.fullmatch(parsed.path):
-        raise ValueError(
-            f'{text!r} has characters a URL path cannot hold (such as " < > {{ }} or a % '
-            "not followed by two hexadecimal digits); percent-encode them"
-        )
-    if parsed.query or parsed.fragment:
-        raise ValueError(f"{text!r} has a query or fragment; give the base URL only")
-
-
-def is_ipv6(text: str) -> bool:
-    """Whether ``text`` is an IPv6 address (unbracketed)."""
-    try:
-        ipaddress.IPv6Address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def named_values(text: str) -> tuple[tuple[str, str], ...]:
-    """Comma-separated ``NAME=VALUE`` pairs: a network's name, as ``named_paths`` takes it,
-    and a value; a name may come again (``a=x,a=y``)."""
-    pairs = []
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        name, equals, value = (part.strip() for part in item.partition("="))
-        if not equals or not value:
-            raise ValueError(f"{item!r} is not NAME=VALUE")
-        if not NETWORK_NAME.fullmatch(name):
-            raise ValueError(f"{name!r} is not a network name")
-        pairs.append((name, value))
-    return tuple(pairs)
+named_paths = named_pairs(Path, "PATH")  # --network's: each network once
+named_values = named_pairs(str, repeats=True)
 
 
 def origins(text: str) -> tuple[str, ...]:
@@ -229,14 +212,30 @@ def origins(text: str) -> tuple[str, ...]:
 
 def markdown_table(settings_type: type[Any], skip: tuple[str, ...] = ()) -> str:
     """The Markdown table of a command's options (as docs/operating.md shows it), made from
-    the declarations above."""
+    the declarations above: one row an option, a per-network one's two forms in it."""
     lines = ["| option | environment | default | meaning |", "| --- | --- | --- | --- |"]
     for name, described in options_of(settings_type):
         if name in skip:
             continue
-        flag = f"`{described.flag}`"
-        if described.kind == "toggle":
-            flag += f" / `--no-{described.flag[2:]}`"
-        env = f"`{described.env}`" if described.env else "none"
-        lines.append(f"| {flag} | {env} | {described.shown} | {described.help} |")
+        forms = described.forms()
+        flags = ", ".join(_flags(form) for form in forms)
+        env = ", ".join(f"`{form.env}`" for form in forms if form.env) or "none"
+        lines.append(f"| {flags} | {env} | {described.shown} | {help_of(described)} |")
     return "\n".join(lines) + "\n"
+
+
+def help_of(described: Option) -> str:
+    """An option's help; a per-network one's says how each network is given its own."""
+    if not described.per_network:
+        return described.help
+    named = described.forms()[1].flag
+    return (
+        f"{described.help}; `{described.flag}` is the first network's, `{named} "
+        f"NAME={described.per_network}` any network's (repeatable or comma-separated)"
+    )
+
+
+def _flags(described: Option) -> str:
+    if described.kind == "toggle":
+        return f"`{described.flag}` / `--no-{described.flag[2:]}`"
+    return f"`{described.flag}`"

@@ -1,7 +1,8 @@
 """The one settings table: every option of every command is declared here once, with its
-type, default, environment variable and help text. The command line (``cli.py``), the
-defaults of the settings objects and the option tables in docs/operating.md are all made
-from it.
+type, default, environment variable and help text (the live check's in
+``settings/checking.py``, which ``Settings`` is built from). The command line (``cli.py``),
+the defaults of the settings objects and the option tables in docs/operating.md are all
+made from it.
 """
 
 from __future__ import annotations
@@ -10,17 +11,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .addresses import IPNetwork, cidrs, magics, proxy_address
+from .addresses import IPNetwork, cidrs, public_url
+from .checking import LiveCheckSettings
 from .networks import NetworkFolder, network_folders
 from .options import (
+    PerNetwork,
     byte_size,
     log_level,
     named_paths,
-    named_values,
     on_off,
     option,
     origins,
-    public_url,
     seconds,
     whole_number,
 )
@@ -37,40 +38,36 @@ def default_state_dir() -> Path:
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(LiveCheckSettings):
     """What a running crawldash is built from: ``serve``'s options (``demo`` takes them
-    all but the two folders) and a few knobs for tests that have no option."""
+    all but the folders served), the live check's, and a few knobs for tests that have no
+    option."""
 
     data_dir: Path = option(
         Path("data"),
-        "the crawler's output folder: one network, named `main` (or give --network)",
+        "the crawler's output folder: one network, named `main` (or give --network); a "
+        "folder that does not exist (yet) is not an error: it is waited for, with one "
+        "warning, and served once it appears",
         Path,
         shown="./data",
     )
     networks: tuple[tuple[str, Path], ...] = option(
         (),
         "a network and its crawler's output folder, as NAME=DIR; repeatable or "
-        "comma-separated; each is served under `/n/NAME/`, the first also at `/`",
+        "comma-separated; each is served under `/n/NAME/`, the first also at `/`; each "
+        "folder is waited for as `--data-dir`'s is",
         named_paths,
         shown="none: `--data-dir` as `main`",
         kind="list",
         flag="--network",
     )
-    network_status_files: tuple[tuple[str, Path], ...] = option(
+    status_file: PerNetwork[Path] = option(
         (),
-        "a network's live status file, as NAME=FILE; repeatable or comma-separated "
-        "(`--status-file` is the first network's)",
-        named_paths,
-        shown="none",
-        kind="list",
-        flag="--network-status-file",
-    )
-    status_file: Path | None = option(
-        None,
         "the crawler's live status (JSON); put it where no crawler tool globs `*.json`, "
         "as the bitnodes bridge's units do",
         Path,
         shown="`status.json` in the data folder",
+        per_network="FILE",
     )
     state_dir: Path | None = option(
         None,
@@ -203,126 +200,30 @@ class Settings:
         public_url,
         shown="the request's own scheme and host",
     )
-    propagation_dir: Path | None = option(
-        None,
+    propagation_dir: PerNetwork[Path] = option(
+        (),
         "the folder the bitnodes bridge keeps block propagation and node latency in; "
         "without it `/api/v1/inv/` is empty and latency is 404",
         Path,
+        per_network="DIR",
     )
-    network_propagation_dirs: tuple[tuple[str, Path], ...] = option(
+    crawl_dir: PerNetwork[Path] = option(
         (),
-        "a network's propagation folder, as NAME=DIR; repeatable or comma-separated "
-        "(`--propagation-dir` is the first network's)",
-        named_paths,
-        shown="none",
-        kind="list",
-        flag="--network-propagation-dir",
-    )
-    crawl_dir: Path | None = option(
-        None,
         "bitnodes' crawl folder (`data/crawl/<magic>`), whose files say which nodes "
         "completed a handshake: `/api/check` then tells a node reached but not held",
         Path,
         shown="`data/crawl/<magic>` beside a `data/export/<magic>` folder, if it exists",
+        per_network="DIR",
     )
-    network_crawl_dirs: tuple[tuple[str, Path], ...] = option(
-        (),
-        "a network's crawl folder, as NAME=DIR; repeatable or comma-separated "
-        "(`--crawl-dir` is the first network's)",
-        named_paths,
-        shown="none",
-        kind="list",
-        flag="--network-crawl-dir",
-    )
-    watches: tuple[str, ...] = option(
+    watches: PerNetwork[str] = option(
         (),
         "a node (host:port) whose state `/metrics` gives as `crawldash_node_up`, with why it "
         "is DOWN; repeatable or comma-separated",
-        origins,
-        shown="none",
+        str,
         env="CRAWLDASH_WATCH",
         kind="list",
         flag="--watch",
-    )
-    network_watches: tuple[tuple[str, str], ...] = option(
-        (),
-        "a node of a network to watch, as NAME=host:port; repeatable or comma-separated "
-        "(`--watch` is the first network's)",
-        named_values,
-        shown="none",
-        kind="list",
-        flag="--network-watch",
-    )
-    live_check: tuple[str, ...] = option(
-        (),
-        "a network whose `POST /api/v1/checknode/` makes live handshakes with the nodes "
-        "people name (a connection to any public address: see docs/operating.md); "
-        "repeatable or comma-separated",
-        origins,
-        shown="none: 404 `not_served`",
-        kind="list",
-    )
-    live_check_magic: tuple[tuple[str, str], ...] = option(
-        (),
-        "a live-checked network's message start, as NAME=f9beb4d9, when its data folder "
-        "is not named after a known one (f9beb4d9, 0b110907, 1c163f28, 0a03cf40, fabfb5da)",
-        magics,
-        shown="from the data folder's name",
-        kind="list",
-    )
-    live_check_allow: tuple[IPNetwork, ...] = option(
-        (),
-        "an address range the live check may connect to although it is not public "
-        "(loopback, private, ...), as CIDR; repeatable or comma-separated",
-        cidrs,
-        shown="none",
-        kind="list",
-    )
-    tor_proxy: tuple[str, int] | None = option(
-        None,
-        "a SOCKS5 proxy (IP:port, as Tor's 127.0.0.1:9050) through which the live check "
-        "reaches .onion nodes; without it they are `not_checkable`",
-        proxy_address,
-        shown="none",
-    )
-    live_check_per_client: int = option(
-        10, "live checks a client may ask for a minute (429 past it)", whole_number(1, 100_000)
-    )
-    live_check_in_flight: int = option(
-        32, "live checks under way at once (503 past it)", whole_number(1, 10_000)
-    )
-    live_check_client_in_flight: int = option(
-        2,
-        "live checks one client (an IPv6 one by `--client-ipv6-prefix`) may have under way "
-        "at once (429 past it)",
-        whole_number(1, 10_000),
-    )
-    live_check_host_in_flight: int = option(
-        1,
-        "live checks of one host (an IPv4 address, an IPv6 /64) under way at once, whatever "
-        "the port (503 past it)",
-        whole_number(1, 10_000),
-    )
-    live_check_per_host: int = option(
-        10,
-        "new live-check connections to one host (an IPv4 address, an IPv6 /64) a minute, "
-        "whatever the port (503 past it)",
-        whole_number(1, 100_000),
-    )
-    live_check_connect_timeout: float = option(
-        5.0, "seconds a live check's connection may take", seconds(0.1, 60), shown="`5`"
-    )
-    live_check_timeout: float = option(
-        10.0,
-        "seconds a live check's handshake may take once connected",
-        seconds(0.1, 120),
-        shown="`10`",
-    )
-    live_check_max_bytes: int = option(
-        16 * 1024,
-        "bytes a live check reads from the node at most",
-        byte_size,
-        shown="`16K`",
+        per_network="host:port",
     )
     trusted_proxies: tuple[IPNetwork, ...] = option(
         (),
@@ -339,22 +240,6 @@ class Settings:
         "the prefix length an IPv6 client is counted by, for the per-client bounds of the "
         "live check and the event stream: every address of one /64 is one client",
         whole_number(16, 128),
-    )
-    check_handoff_dir: Path | None = option(
-        None,
-        "the folder where each successful live check is left for the bitnodes bridge "
-        "(`--check-handoff-dir`), which adds it to bitnodes' `check` set",
-        Path,
-        shown="none: not handed over",
-    )
-    network_check_handoff_dirs: tuple[tuple[str, Path], ...] = option(
-        (),
-        "a network's check hand-off folder, as NAME=DIR; repeatable or comma-separated "
-        "(`--check-handoff-dir` is the first network's)",
-        named_paths,
-        shown="none",
-        kind="list",
-        flag="--network-check-handoff-dir",
     )
     heartbeat: float = 15.0  # seconds between event-stream heartbeats
     debounce_ms: int = 300  # the watcher's batching of changes

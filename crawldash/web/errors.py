@@ -1,7 +1,7 @@
 """The one JSON error shape, ``{"error": {"status", "code", "message"}}``, raised anywhere
 in a handler as ``ApiError`` and sent by aiohttp as it is (no middleware); the same shape
 for the answers aiohttp makes itself (``http_error``); and the answers for unknown paths
-and methods."""
+and methods, and for a route's path without its final slash."""
 
 from __future__ import annotations
 
@@ -100,3 +100,17 @@ async def not_found(request: web.Request) -> web.Response:
     raise ApiError(
         404, "not_found", f"no such endpoint: {request.path}; see docs/api.md for the API"
     )
+
+
+async def to_slashed(request: web.Request) -> web.Response:
+    """A route's path without its final slash (``/api/v1/snapshots``): sent to the path
+    with it, query and all, by a 308, which keeps the method and body (a POST stays a
+    POST). The Location is relative (``./snapshots/``), so that it holds behind a proxy at
+    any path; the ``./`` keeps a last segment with a colon (an IPv6 node) from reading as
+    a scheme."""
+    url = request.rel_url
+    target = "./" + url.raw_path.rsplit("/", 1)[1] + "/"
+    if url.raw_query_string:
+        target += "?" + url.raw_query_string
+    moved = headers_for(extra={hdrs.CACHE_CONTROL: "public, max-age=3600"})
+    raise web.HTTPPermanentRedirect(target, headers=moved)

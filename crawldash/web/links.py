@@ -11,7 +11,7 @@ from collections.abc import Collection
 from aiohttp import hdrs, web
 from yarl import URL
 
-from ..settings.options import is_ipv6
+from ..settings.addresses import is_ipv6
 
 NETWORK_PATH = "/n/"  # a network's routes are all under /n/NAME/
 MAX_ORIGINS_KEPT = 64  # the Host header is the client's: keep few
