@@ -2,8 +2,9 @@
 ``options``.
 
 Every option comes from the settings table (``settings/serve.py``): its flag, its environment
-variable, its parser and its help. The command line wins over the environment; a bad value
-from either exits with status 2 and one line that names the flag or the variable.
+variable, its parser and its help, read by ``settings/command_line.py``. The command line
+wins over the environment; a bad value from either exits with status 2 and one line that
+names the flag or the variable. Here: which command takes which table, and running each.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from . import __version__
 from .crawl.address import AddressError, parse_address
@@ -29,13 +30,13 @@ from .ops.startup import (
 from .ops.workers import run_workers
 from .settings.archive import ArchiveSettings
 from .settings.bridge import BridgeSettings
+from .settings.command_line import Parser, UsageError, add_options, settings_from
 from .settings.demo import SERVER_ONLY, DemoSettings
 from .settings.networks import DEFAULT_NETWORK, NetworkFolder
-from .settings.options import Option, markdown_table, options_of
+from .settings.options import markdown_table, options_of
 from .settings.serve import Settings, StartupError
 
 log = logging.getLogger("crawldash")
-S = TypeVar("S")
 # command -> (what it does, ((settings table, options of it left out), ...))
 COMMANDS: dict[str, tuple[str, tuple[tuple[type[Any], tuple[str, ...]], ...]]] = {
     "serve": ("serve a crawler's data folder", ((Settings, ()),)),
@@ -54,47 +55,6 @@ COMMANDS: dict[str, tuple[str, tuple[tuple[type[Any], tuple[str, ...]], ...]]] =
 }
 
 
-class UsageError(Exception):
-    """A bad command line or environment value: one line, exit status 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        """Bad arguments: one line that says why, and exit status 2."""
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _argument_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
-    def convert(text: str) -> Any:
-        try:
-            return parse(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    convert.__name__ = getattr(parse, "__name__", "value")
-    return convert
-
-
-def add_options(
-    parser: argparse.ArgumentParser, settings_type: type[Any], skip: Sequence[str] = ()
-) -> None:
-    """A command's flags, from its settings table; unset flags stay out of the namespace."""
-    for name, described in options_of(settings_type):
-        if name in skip:
-            continue
-        common: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS}
-        hint = f" [{described.env or 'no variable'}; {described.shown.replace('`', '')}]"
-        common["help"] = (described.help + hint).replace("%", "%%")
-        if described.kind == "toggle":
-            parser.add_argument(described.flag, action=argparse.BooleanOptionalAction, **common)
-        elif described.kind == "switch":
-            parser.add_argument(described.flag, action="store_true", **common)
-        elif described.kind == "list":
-            parser.add_argument(described.flag, action="append", **common)
-        else:
-            parser.add_argument(described.flag, type=_argument_type(described.parse), **common)
-
-
 def build_parser() -> Parser:
     parser = Parser(prog="crawldash", description="Serve a network crawler's output as JSON.")
     parser.add_argument("--version", action="version", version=f"crawldash {__version__}")
@@ -109,38 +69,6 @@ def build_parser() -> Parser:
     )
     options.add_argument("of", choices=list(COMMANDS), help="the command")
     return parser
-
-
-def settings_from(settings_type: type[S], given: argparse.Namespace, skip: Sequence[str] = ()) -> S:
-    """Settings from the command line, else the environment, else the declared default."""
-    values: dict[str, Any] = {}
-    for name, described in options_of(settings_type):
-        if name in skip:
-            continue
-        if name in given:
-            value = given.__dict__[name]
-            values[name] = _joined(described, value) if described.kind == "list" else value
-        elif described.env and described.env in os.environ:
-            values[name] = _from_environment(described.env, described.parse)
-        elif described.required:
-            raise UsageError(f"{described.flag} is required (or set {described.env})")
-    return settings_type(**values)
-
-
-def _joined(described: Option, given: list[str]) -> Any:
-    """A repeatable option's values, parsed as one comma-separated list."""
-    try:
-        return described.parse(",".join(given))
-    except ValueError as exc:
-        raise UsageError(f"{described.flag}: {exc}") from None
-
-
-def _from_environment(variable: str, parse: Callable[[str], Any]) -> Any:
-    text = os.environ[variable]
-    try:
-        return parse(text)
-    except ValueError as exc:
-        raise UsageError(f"{variable}={text!r}: {exc}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -178,12 +106,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check_networks(settings: Settings, given: argparse.Namespace) -> None:
-    """One way to name the folders served, and no option naming a network not served."""
+    """One way to name the folders served, and the folders' options right."""
     data_dir_variable = dict(options_of(Settings))["data_dir"].env or ""
     if settings.networks and ("data_dir" in given or data_dir_variable in os.environ):
         raise UsageError(
             "give the folders served with --data-dir (one network) or --network NAME=DIR, not both"
         )
+    _check_folders(settings)
+
+
+def _check_folders(settings: Settings) -> None:
+    """No option naming a network not served, and watched nodes that are addresses."""
     try:
         _ = settings.folders
     except ValueError as exc:
@@ -197,18 +130,13 @@ def _check_networks(settings: Settings, given: argparse.Namespace) -> None:
 
 
 def run_demo(demo: DemoSettings, settings: Settings) -> int:
-    from .demo.showcase import served, write_showcase  # serve's start-up does without it
+    from .demo.launch import run  # serve's start-up does without it
 
-    written = write_showcase(
-        demo.dir,
-        nodes=demo.nodes,
-        crawls=demo.days * 144,
-        keep_files=demo.keep_files,
-        seed=demo.seed,
-    )
-    if not demo.no_serve:
-        serve(served(written, settings))
-    return 0
+    def checked_serve(served: Settings) -> None:
+        _check_folders(served)
+        serve(served)
+
+    return run(demo, settings, checked_serve)
 
 
 def run_archive(settings: ArchiveSettings) -> int:
@@ -217,7 +145,9 @@ def run_archive(settings: ArchiveSettings) -> int:
         from .archive.backfill import backfill
         from .crawl.decode import Rules
     except ImportError:
-        raise UsageError("archive needs pyarrow: pip install 'crawldash[archive]'") from None
+        raise UsageError(
+            "archive needs pyarrow: pip install '/path/to/crawldash[archive]' (the clone's folder)"
+        ) from None
     if not settings.data_dir.is_dir():
         raise UsageError(f"--data-dir {settings.data_dir}: not a folder")
     try:
@@ -243,7 +173,10 @@ def run_bridge(bridge_settings: BridgeSettings) -> int:
     try:
         from .bridge import status as bridge
     except ImportError:
-        raise UsageError("bitnodes-status needs redis: pip install '.[bitnodes]'") from None
+        raise UsageError(
+            "bitnodes-status needs redis: pip install '/path/to/crawldash[bitnodes]' "
+            "(the clone's folder)"
+        ) from None
     url = bridge_settings.redis
     try:
         client = bridge.connect(url, bridge_settings.redis_password_file)

@@ -15,6 +15,7 @@ import pytest
 from crawldash import cli
 
 from .factories import export_body, rows, write_snapshot
+from .helpers import get
 from .process import serving
 
 CHROMIUM = "/usr/bin/chromium"
@@ -34,11 +35,6 @@ FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-
-
-def get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return json.load(response)
 
 
 def error_of(url: str) -> dict[str, Any]:
@@ -126,7 +122,7 @@ def check_over_time(page: Any, base: str) -> None:
     expect(chart).to_have_attribute(
         "aria-label",
         re.compile(
-            f"^Chart of the nodes' shares by user agent over the last 144 crawls, .*; "
+            f"^Chart of the nodes' shares by user agent, in UTC, over the last 144 crawls, .*; "
             f"latest: {re.escape(layers)}$"
         ),
     )
@@ -163,7 +159,7 @@ def check_over_time(page: Any, base: str) -> None:
     expect(page.locator("#trend-by")).to_have_value("country")
     countries = get(base + "/api/history?by=country&top=8&limit=144")[-1]["counts"]
     expect(chart).to_have_attribute("data-layers", "|".join(countries))
-    expect(chart).to_have_attribute("data-matched", str(last["matched"]))  # the line stays
+    expect(chart).to_have_attribute("data-matched", "")  # the line is the user agents' alone
     for window, tile in ((86_400, "day"), (604_800, "week"), (2_592_000, "month")):
         unique = get(base + f"/api/unique?window={window}")
         expect(page.locator(f"#unique-{tile}")).to_have_attribute(
@@ -229,9 +225,9 @@ def test_dashboard_in_chromium(tmp_path: Path):
         expect(chart).to_have_attribute(
             "aria-label",
             re.compile(
-                f"^Chart of reachable nodes over the last {held:,} crawls, .*: "
+                f"^Chart of reachable nodes, in UTC, over the last {held:,} crawls, .*: "
                 f"latest {reachable[-1]:,}, lowest {min(reachable):,}, "
-                f"highest {max(reachable):,}; latest by network: {by_network}$"
+                f"highest {max(reachable):,}; latest by address type: {by_network}$"
             ),
         )
         assert console_errors == []  # loaded cleanly (the check form's 400 below is logged)
@@ -255,7 +251,7 @@ def test_dashboard_in_chromium(tmp_path: Path):
             expect(table.locator("caption")).not_to_be_empty()
             expect(table.locator("thead th[scope=col]")).to_have_count(3)
             expect(table.locator("tbody tr").first.locator("th[scope=row]")).to_have_count(1)
-        expect(page.locator("#by-network thead th").first).to_have_text("Network")
+        expect(page.locator("#by-network thead th").first).to_have_text("Address type")
         expect(page.locator("#by-network tbody th").first).to_have_text(first_row["value"])
 
         known = next(a for a in snapshot["nodes"] if not a.startswith("["))
@@ -392,7 +388,8 @@ def test_dashboard_in_chromium(tmp_path: Path):
         expect(page.locator("#check-presence")).to_contain_text(
             f"of {rechecked['presence']['crawls']:,} crawls held"
         )
-        expect(result).to_have_text(f"{found} is not in the latest crawl.")
+        reason = rechecked["reason"]["detail"].replace("Not in the newest export, and c", "C")
+        expect(result).to_have_text(f"{found} is not in the latest crawl. {reason}")
         expect(page.locator("#address")).to_have_value(typed)  # what was typed stays there
         unlabelled = page.evaluate(
             "[...document.querySelectorAll('input, select')]"

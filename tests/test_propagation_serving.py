@@ -75,7 +75,7 @@ def test_compaction_keeps_the_weekly_and_monthly_means_exact():
 async def test_inv_pages_bodies_and_what_is_not_served(serve: Serve, tmp_path: Path):
     kept = tmp_path / "kept"
     write_blocks(kept, BlocksFile(0, [block(n) for n in (5, 4, 3)]))
-    client = await serve(propagation_dir=kept)
+    client = await serve(propagation_dir=(("main", kept),))
     page = await (await client.get("/api/v1/inv/?limit=2")).json()
     assert page["count"] == 3
     assert page["previous"] is None
@@ -90,11 +90,10 @@ async def test_inv_pages_bodies_and_what_is_not_served(serve: Serve, tmp_path: P
     assert body["inv_hash"] == f"{3:064x}"
     assert body["stats"]["head"][0] == ["203.0.113.1:8333", 1_700_001_800_000]
     assert (body["stats"]["min"], body["stats"]["max"], body["stats"]["90%"]) == (0, 2, 1.8)
-    for path in ("/api/v1/nodes/leaderboard/", "/api/v1/nodes/leaderboard/203.0.113.5-8333/"):
-        response = await client.get(path)
-        error = (await response.json())["error"]
-        assert (response.status, error["code"]) == (404, "not_served")
-        assert "leaderboard" in error["message"]
+    response = await client.get("/api/v1/addresses/")
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (404, "not_served")
+    assert "addresses" in error["message"]
 
     write_blocks(kept, BlocksFile(1, [block(6)]))  # the bridge writes anew: seen
 
@@ -114,7 +113,7 @@ async def test_a_block_kept_before_its_curve_is_served_without_one(serve: Serve,
     older = msgspec.msgpack.decode((kept / BLOCKS_FILE).read_bytes())
     older["blocks"][1] = older["blocks"][1][:9]  # as an older bridge wrote it
     (kept / BLOCKS_FILE).write_bytes(msgspec.msgpack.encode(older))
-    client = await serve(propagation_dir=kept)
+    client = await serve(propagation_dir=(("main", kept),))
     with_curve = await (await client.get(f"/api/v1/inv/{8:064x}/")).json()
     assert with_curve["stats"]["ecdf"][:2] == [[0, 0], [100, 5]]
     assert with_curve["stats"]["ecdf"][-1] == [2000, 100]
@@ -131,7 +130,7 @@ async def test_a_broken_file_keeps_the_last_good_data(
     write_latency(
         kept, LatencyFile(NOW_BUCKET, {"203.0.113.5:8333": pack({NOW_BUCKET: (1, 42)})}, {})
     )
-    client = await serve(propagation_dir=kept)
+    client = await serve(propagation_dir=(("main", kept),))
     body = await (await client.get("/api/v1/nodes/203.0.113.5-8333/latency/")).json()
     assert body["daily_latency"][-1] == {"t": NOW_BUCKET * 600, "v": 42}
     (kept / LATENCY_FILE).write_bytes(b"\xc1 not msgpack")

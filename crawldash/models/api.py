@@ -237,3 +237,38 @@ class NetworkRow(Base, frozen=True):
 
 class NetworksBody(Base, frozen=True):
     networks: list[NetworkRow]
+
+
+class LeaderboardRow(Base, frozen=True):
+    """A node of bitnodes.io's leaderboard: each index and its Peer Index as text with 4
+    decimals, its rank (equal PIX, equal rank); crawldash adds the crawl's user agent and
+    country. (Rows are encoded once per crawl from the indexes; this type describes them.)"""
+
+    node: str  # address:port, IPv6 in brackets
+    vi: str
+    si: str
+    hi: str
+    ai: str
+    pi: str
+    dli: str
+    dui: str
+    wli: str
+    wui: str
+    mli: str
+    mui: str
+    nsi: str
+    ni: str
+    bi: str
+    peer_index: str
+    rank: int
+    user_agent: str | None
+    country: str | None
+
+
+class LeaderboardList(Base, frozen=True):
+    timestamp: int  # the crawl ranked
+    count: int
+    next: str | None  # absolute URLs of the pages around this one
+    previous: str | None
+    not_measured: list[str]  # the indexes no crawler file can feed: always 0
+    results: list[LeaderboardRow]

@@ -20,9 +20,37 @@ let chart = null;
 let checked = null;
 let checks = 0;  // counts checks begun, so that only the latest one's answer is shown
 
+// Every time on crawldash's pages in one form, in UTC, to the minute: 2026-11-27 22:10 UTC.
 function fmtTime(seconds) {
   return seconds == null ? "—"
-    : new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
+    : `${new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+// uPlot's axes and legends in UTC too (its default is the browser's zone).
+const UTC = (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC");
+// Names for values the API gives as keys or codes, as the tables show them.
+const HEIGHT_BANDS = {
+  consensus: "at the consensus height", ahead: "ahead of the consensus",
+  behind_1_6: "1 to 6 blocks behind", behind_more: "more than 6 blocks behind",
+};
+const REGIONS = typeof Intl.DisplayNames === "function"
+  ? new Intl.DisplayNames(["en"], { type: "region" }) : null;
+let providers = {};  // ASN -> organisation, from the providers' breakdown
+function countryName(code) {
+  try {
+    return (REGIONS && REGIONS.of(code)) || code;
+  } catch {
+    return code;  // not a region code
+  }
+}
+// A value of a breakdown or of the history by key, named as a person reads it.
+function valueName(by, value) {
+  if (value == null || value === "unknown") return "unknown";
+  if (value === "other") return "other";
+  if (by === "country") return countryName(String(value));
+  if (by === "height") return HEIGHT_BANDS[value] ?? String(value);
+  if (by === "asn") return providers[value] ? `${value} ${providers[value]}` : String(value);
+  if (by === "services") return `NODE_${value}`;
+  return String(value);
 }
 function fmtDuration(seconds) {
   if (seconds == null) return "—";
@@ -49,13 +77,59 @@ function showStatus(status) {
   $("tile-snapshot").textContent = fmtTime(status.snapshot_timestamp);
   $("tile-age").textContent = fmtDuration(status.snapshot_age);
   const alarms = [];
-  if (status.stale) alarms.push(status.snapshot_timestamp == null
-    ? "No crawl snapshot has been loaded yet."
-    : `Stale data: the latest crawl is ${fmtDuration(status.snapshot_age)} old.`);
+  if (status.snapshot_timestamp == null) {
+    alarms.push(rejectedNote ?? "No crawl snapshot has been loaded yet.");
+    showNothingLoaded().catch(report);
+  } else if (status.stale) {
+    alarms.push(`Stale data: the latest crawl is ${fmtDuration(status.snapshot_age)} old.`);
+  }
   if (status.stuck) alarms.push(`The crawler looks stuck (state: ${status.state}).`);
   $("alarm").textContent = alarms.join(" ");
   $("alarm").hidden = alarms.length === 0;
   document.body.dataset.status = status.snapshot_timestamp ?? "";
+}
+
+// No crawl loaded: why, from the rejected files /metrics counts by kind (the log names
+// each file), and nothing left waiting ("…") where no crawl can say anything.
+const REJECTIONS = {
+  empty: "empty", too_large: "too large", not_json: "not JSON", decode: "not a crawl",
+  no_usable_rows: "no usable row", not_a_file: "not a regular file", unreadable: "unreadable",
+  future: "named after a future time", misnamed: "misnamed", loader_died: "killed its loader",
+  timeout: "took too long to load", unprepared: "could not be prepared",
+};
+let rejectedNote = null;
+async function showNothingLoaded() {
+  let text = "";
+  try {
+    const response = await fetch("metrics", { cache: "no-cache" });
+    text = response.ok ? await response.text() : "";
+  } catch {
+    text = "";
+  }
+  const network = document.body.dataset.network;
+  const kinds = {};
+  for (const [, labels, count] of text.matchAll(/^crawldash_files_rejected(?:_total)?\{([^}]*)\} (\d+)/gm)) {
+    const kind = /kind="([^"]*)"/.exec(labels)?.[1];
+    const named = /network="([^"]*)"/.exec(labels)?.[1];
+    if (kind && Number(count) > 0 && (!network || named === network)) {
+      kinds[kind] = (kinds[kind] ?? 0) + Number(count);
+    }
+  }
+  const files = Object.values(kinds).reduce((a, b) => a + b, 0);
+  rejectedNote = files === 0 ? "No crawl has been loaded yet: the data folder has no crawl file crawldash could read so far."
+    : `No crawl could be loaded: ${plural(files, "crawl file")} ${files === 1 ? "was" : "were"} rejected (` +
+      Object.entries(kinds).map(([kind, n]) => `${n.toLocaleString()} ${REJECTIONS[kind] ?? kind.replaceAll("_", " ")}`).join(", ") +
+      "); crawldash's log names each file and why.";
+  if (document.body.dataset.status === "") {  // still no crawl: say why
+    $("alarm").textContent = rejectedNote;
+    $("alarm").hidden = false;
+  }
+  document.body.dataset.rejected = String(files);
+  for (const id of ["tile-reachable", "tile-churn", "unique-day", "unique-week", "unique-month"]) {
+    if ($(id).textContent === "…") $(id).textContent = "—";
+  }
+  $("map").setAttribute("aria-label", "Map of the nodes: no crawl loaded");
+  $("map").replaceChildren(Object.assign(document.createElement("p"), { className: "empty", textContent: "No crawl loaded: nothing to map." }));
 }
 
 // An error answer: the API's {"error": {"status", "code", "message"}}, or what is known of
@@ -122,13 +196,19 @@ async function refreshChurn() {
 
 const TABLES = ["network", "country", "user_agent", "asn"];
 
+async function refreshProviders() {
+  const body = await getJSON("api/breakdown?by=asn&limit=100");
+  providers = Object.fromEntries(body.rows.filter((row) => row.org).map((row) => [row.value, row.org]));
+}
+
 async function refreshBreakdowns() {
   for (const by of TABLES) {
     const body = await getJSON(`api/breakdown?by=${by}&limit=8`);
     const rows = body.rows.map((row) => {
       const tr = document.createElement("tr");
       const name = row.value == null ? "unknown" : String(row.value);
-      const label = row.org ? `${name} ${row.org}` : name;
+      const label = by === "country" && row.value != null ? `${countryName(name)} (${name})`
+        : row.org ? `${name} ${row.org}` : name;
       const th = document.createElement("th");
       th.scope = "row";
       th.textContent = label;
@@ -183,12 +263,12 @@ function describeChart(points, split) {
   if (points.length === 0) return "Chart of reachable nodes: no crawls held yet";
   const reachable = points.map((p) => p.reachable);
   const latest = points[points.length - 1];
-  let text = `Chart of reachable nodes over the last ${points.length.toLocaleString()} ` +
+  let text = `Chart of reachable nodes, in UTC, over the last ${points.length.toLocaleString()} ` +
     `crawl${points.length === 1 ? "" : "s"}, ${fmtTime(points[0].timestamp)} to ` +
     `${fmtTime(latest.timestamp)}: latest ${fmtNumber(latest.reachable)}, ` +
     `lowest ${fmtNumber(Math.min(...reachable))}, highest ${fmtNumber(Math.max(...reachable))}`;
   if (split && latest.networks) {
-    text += "; latest by network: " +
+    text += "; latest by address type: " +
       NETWORKS.map((name) => `${name} ${fmtNumber(latest.networks[name] ?? 0)}`).join(", ");
   }
   return text;
@@ -214,7 +294,8 @@ async function refreshChart() {
   const axis = { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid } };
   const width = $("chart").clientWidth || 600;
   if (chart) chart.destroy();
-  chart = new uPlot({ width, height: 320, series, axes: [axis, { ...axis, size: 70 }],
+  series[0] = { label: "time (UTC)" };
+  chart = new uPlot({ width, height: 320, series, axes: [axis, { ...axis, size: 70 }], tzDate: UTC,
                       scales: { x: { time: true } } }, data, $("chart"));
   $("chart").setAttribute("aria-label", describeChart(points, split));
   $("chart").dataset.scheme = DARK.matches ? "dark" : "light";
@@ -243,11 +324,16 @@ async function refreshTrends() {
   const by = $("trend-by").value;
   const limit = $("trend-range").value;
   const text = $("trend-match").value.trim();
+  // "User agents holding" draws over the user agents' shares only: it is no value of
+  // another key, and a line left from it would read as one.
+  const byAgent = by === "user_agent";
+  $("trend-match-group").hidden = !byAgent;
+  if (by === "asn" && Object.keys(providers).length === 0) await refreshProviders();
   const points = await getJSON(`api/history?by=${by}&top=${TREND_TOP}&limit=${limit}`);
   let matched = null;
   $("trend-note").className = "";
   $("trend-note").textContent = "";
-  if (text) {
+  if (text && byAgent) {
     try {
       matched = await getJSON(
         `api/history?by=user_agent&match=${encodeURIComponent(text)}&limit=${limit}`);
@@ -256,7 +342,7 @@ async function refreshTrends() {
       $("trend-note").textContent = error.message;
     }
   }
-  drawTrends(by, points, text, matched);
+  drawTrends(by, points, byAgent ? text : "", matched);
 }
 
 function drawTrends(by, points, text, matched) {
@@ -278,7 +364,7 @@ function drawTrends(by, points, text, matched) {
     const shown = (u, v, si, idx) => (idx == null ? "—" : fmtPercent(own[idx]));
     // Each layer is filled between its top and the layer below (a band), so that the
     // legend's swatch is filled too.
-    series.push({ label: name, stroke: colorOf(i), width: stacked ? 1 : 2, value: shown,
+    series.push({ label: valueName(by, name), stroke: colorOf(i), width: stacked ? 1 : 2, value: shown,
                   fill: stacked ? `${colorOf(i)}cc` : undefined });
     if (stacked && i > 0) bands.push({ series: [i + 1, i] });
     data.push(top);
@@ -297,14 +383,16 @@ function drawTrends(by, points, text, matched) {
                  ticks: { stroke: css.getPropertyValue("--grid").trim() } };
   const width = $("trend-chart").clientWidth || 600;
   if (trendChart) trendChart.destroy();
+  series[0] = { label: "time (UTC)" };
   trendChart = new uPlot({
-    width, height: 320, series, bands,
+    width, height: 320, series, bands, tzDate: UTC,
     axes: [axis, { ...axis, size: 60, values: (u, ticks) => ticks.map((t) => `${t}%`) }],
     scales: { x: { time: true }, y: { range: [0, 100] } },
   }, data, $("trend-chart"));
   const chart = $("trend-chart");
   chart.setAttribute("aria-label", describeTrends(by, points, latest, text, matched));
   chart.dataset.layers = names.join("|");
+  chart.dataset.labels = names.map((name) => valueName(by, name)).join("|");
   chart.dataset.points = String(points.length);
   const last = matched ? [...matched].reverse().find((p) => "matched" in p) : null;
   chart.dataset.matched = last ? String(last.matched) : "";
@@ -317,8 +405,8 @@ function describeTrends(by, points, latest, text, matched) {
   const key = $("trend-by").selectedOptions[0].textContent.toLowerCase();
   if (!latest) return `Chart of the nodes' shares by ${key}: no crawl counted by ${key} yet`;
   const layers = Object.entries(latest.counts)
-    .map(([name, n]) => `${name} ${fmtPercent(percent(n, latest.reachable))}`).join(", ");
-  let text_ = `Chart of the nodes' shares by ${key} over the last ` +
+    .map(([name, n]) => `${valueName(by, name)} ${fmtPercent(percent(n, latest.reachable))}`).join(", ");
+  let text_ = `Chart of the nodes' shares by ${key}, in UTC, over the last ` +
     `${plural(points.length, "crawl")}, ${fmtTime(points[0].timestamp)} to ` +
     `${fmtTime(points[points.length - 1].timestamp)}; latest: ${layers}`;
   const last = matched ? [...matched].reverse().find((p) => "matched" in p) : null;
@@ -334,10 +422,20 @@ async function refreshUnique() {
   for (const [window_, id] of UNIQUE) {
     const answer = await getJSON(`api/unique?window=${window_}`);
     const small = document.createElement("small");
-    small.textContent = `in ${plural(answer.crawls, "crawl")}`;
+    // A window longer than the crawls held counts only those: say how long that is.
+    const held = answer.from == null ? 0 : answer.to - answer.from;
+    const short = answer.crawls > 0 && held < window_ * 0.95 - 600;
+    small.textContent = `in ${plural(answer.crawls, "crawl")}` +
+      (short ? `: only ${fmtHeld(held + 600)} held` : "");
     $(id).replaceChildren(fmtNumber(answer.unique), small);
     $(id).dataset.unique = String(answer.unique);
+    $(id).dataset.short = String(short);
   }
+}
+
+function fmtHeld(seconds) {
+  const days = seconds / 86400;
+  return days >= 1 ? `${days.toFixed(days < 10 ? 1 : 0)} days` : `${(seconds / 3600).toFixed(1)} h`;
 }
 
 function hidePresence() {
@@ -367,7 +465,8 @@ async function check(address, again) {
     result.className = answer.reachable ? "found" : "missing";
     result.textContent = answer.reachable
       ? `${answer.address} is reachable (${answer.node.user_agent ?? "unknown agent"}, height ${answer.node.height}).`
-      : `${answer.address} is not in the latest crawl.`;
+      : `${answer.address} is not in the latest crawl. ${whyNot(answer.reason.detail)}`;
+    result.dataset.reason = answer.reason.code;
     $("check-page").replaceChildren(nodeLink(answer.address, `The page of ${answer.address}`));
     $("check-page").hidden = false;
     const p = answer.presence;
@@ -391,6 +490,12 @@ async function check(address, again) {
   }
 }
 
+// The reason's sentence after "is not in the latest crawl.": without its own saying so.
+function whyNot(detail) {
+  const rest = detail.replace(/^Not in the newest export(, and |: )/, "");
+  return rest.charAt(0).toUpperCase() + rest.slice(1);
+}
+
 function plural(n, word) { return `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`; }
 
 async function showPresence(address) {
@@ -410,11 +515,13 @@ async function showPresence(address) {
   const gaps = runs.filter((run) => !run.present);
   const present = runs.filter((run) => run.present).reduce((n, run) => n + run.crawls, 0);
   const total = runs.reduce((n, run) => n + run.crawls, 0);
-  const summary = total === 0 ? "" : `In ${present.toLocaleString()} of the last ` +
-    `${plural(total, "crawl")} (${fmtTime(runs[0].from)} to ${fmtTime(runs[runs.length - 1].to)})` +
-    (gaps.length === 0 ? ", with no gaps."
-      : `; missing from ${plural(total - present, "crawl")} in ${plural(gaps.length, "gap")}.`);
-  const latest = gaps.slice(-3).reverse()
+  const range = `(${fmtTime(runs[0]?.from)} to ${fmtTime(runs[runs.length - 1]?.to)})`;
+  const summary = total === 0 ? "" : present === 0
+    ? `In none of the last ${plural(total, "crawl")} ${range}.`
+    : `In ${present.toLocaleString()} of the last ${plural(total, "crawl")} ${range}` +
+      (gaps.length === 0 ? ", with no gaps."
+        : `; missing from ${plural(total - present, "crawl")} in ${plural(gaps.length, "gap")}.`);
+  const latest = (present === 0 ? [] : gaps).slice(-3).reverse()
     .map((run) => `${span(run)} (${plural(run.crawls, "crawl")})`);
   const which = gaps.length === 1 ? "The gap" : gaps.length <= 3 ? "The gaps, latest first"
     : "The 3 latest gaps";
@@ -432,13 +539,14 @@ async function showLatency(address) {
   line.hidden = true;
   const [, host, port] = address.match(/^\[?(.*?)\]?:(\d+)$/) ?? [];
   if (!host) return;
-  let answer;
-  try {
-    answer = await getJSON(`api/v1/nodes/${encodeURIComponent(host)}-${port}/latency/`);
-  } catch (error) {
-    if (error.status === 404) return;  // nothing kept of it, or no propagation folder
-    throw error;
-  }
+  const segment = `${encodeURIComponent(host).replaceAll("%3A", ":")}-${port}`;
+  // The node's page is marked by the server with whether a latency is kept: asking it
+  // (always a 200) spares the 404 of /latency/ for the most nodes, which have none, and
+  // that the browser would log as an error.
+  const page = await fetch(`nodes/${segment}/`, { cache: "no-cache" });
+  if (!page.ok || !(await page.text()).includes('data-latency="kept"')) return;
+  if (address !== checked) return;
+  const answer = await getJSON(`api/v1/nodes/${segment}/latency/`);
   if (address !== checked) return;
   const day = answer.daily_latency.filter((point) => point.v > 0);
   const silent = answer.daily_latency.filter((point) => point.v === -1).length;
@@ -464,16 +572,15 @@ function listen() {
     }
     shown = snapshot.timestamp;
     refreshChart().catch(report);
-    refreshTrends().catch(report);
     refreshUnique().catch(report);
     refreshHeadline().catch(report);
-    refreshBreakdowns().catch(report);
+    refreshProviders().then(() => Promise.all([refreshBreakdowns(), refreshTrends()])).catch(report);
     refreshChurn().catch(report);
     if (checked) check(checked, true).catch(report);
-    // map.js and propagation.js load after this file and draw themselves as they do: an
-    // event that comes first (the stream opens at once) leaves them to it.
+    // map.js and propagation.js load after this file, before any answer can come.
     if (typeof refreshPropagation === "function") refreshPropagation().catch(report);
     if (typeof refreshMap === "function") refreshMap().catch(report);
+    if (document.body.dataset.status === "") refreshStatus().catch(report);  // the first crawl
   });
 }
 
@@ -546,14 +653,10 @@ window.addEventListener("resize", () => {
   if (chart) chart.setSize({ width: $("chart").clientWidth, height: 320 });
   if (trendChart) trendChart.setSize({ width: $("trend-chart").clientWidth, height: 320 });
 });
+// The rest is drawn on the event stream's first "snapshot" event, which it sends at once
+// when a crawl is served: with none yet, the answers about a crawl would all be 503s.
 refreshStatus().catch(report);
-refreshChart().catch(report);
-refreshTrends().catch(report);
-refreshUnique().catch(report);
-refreshHeadline().catch(report);
-refreshBreakdowns().catch(report);
-refreshChurn().catch(report);
-refreshNetworks().catch(report);  // map.js and propagation.js draw theirs as they load
+refreshNetworks().catch(report);
 listen();
 setInterval(() => {  // the ages tick between crawls
   refreshStatus().catch(report);

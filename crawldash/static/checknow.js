@@ -4,8 +4,12 @@
 // (data-root, relative to the page), where to say the answer (data-result) and, on the
 // dashboard, the input holding host:port (data-input); on a node's page the node comes
 // from the page's own path (nodes/<address>-<port>/). A button stays hidden unless
-// /api/networks says the network's live check is on.
+// /api/networks says the network's live check is on. `crawldash demo` lists its own peer
+// (on this machine, the one node of its made-up crawls that answers) under DEMO_HOST: the
+// dashboard offers it, and an answer from it says whose it is.
 (function () {
+  const DEMO_HOST = "peer.demo.crawldash.invalid";
+  const DEMO_AGENT = "/crawldash-demo-peer:";
   const REASONS = {
     refused: "the connection was refused: nothing listens on that port",
     timeout: "no answer in time",
@@ -45,8 +49,10 @@
     const when = new Date(body.checked_at * 1000).toISOString().slice(11, 19);
     const again = body.cached ? ` (the check made at ${when} UTC: one per node a minute)` : "";
     if (!body.success) return `No handshake: ${REASONS[body.reason] || body.reason}${again}.`;
+    const whose = String(body.user_agent).startsWith(DEMO_AGENT)
+      ? " This is the demo's own peer, on this machine." : "";
     return `Up: ${body.user_agent}, protocol ${body.version}, height ` +
-      `${body.height.toLocaleString()}, handshake in ${body.handshake_ms} ms${again}.`;
+      `${body.height.toLocaleString()}, handshake in ${body.handshake_ms} ms${again}.${whose}`;
   }
 
   async function run(button) {
@@ -73,11 +79,36 @@
     }
   }
 
+  // The demo's peer, where the crawl lists it: offered beside the form.
+  async function offerDemoPeer(button) {
+    const hint = document.getElementById(button.dataset.hint || "");
+    const input = document.getElementById(button.dataset.input || "");
+    if (!hint || !input) return;
+    try {
+      const response = await fetch(`${button.dataset.root}api/nodes?q=${DEMO_HOST}&limit=1`,
+        { headers: { Accept: "application/json" } });
+      const found = response.ok ? (await response.json()).results[0] : null;
+      if (!found) return;
+      const use = document.createElement("button");
+      use.type = "button";
+      use.className = "link";
+      use.textContent = found.address;
+      use.addEventListener("click", () => { input.value = found.address; input.focus(); });
+      hint.replaceChildren("This is crawldash's demo: its own peer, ", use,
+        ", runs on this machine and answers Check now (every other node of the demo is made up).");
+      hint.hidden = false;
+      hint.dataset.peer = found.address;
+    } catch {
+      // no hint
+    }
+  }
+
   document.querySelectorAll("button[data-checknow]").forEach(async (button) => {
     if (!(await liveCheckOn(button.dataset.root))) return;
     button.addEventListener("click", () => run(button));
     button.hidden = false;
     const out = document.getElementById(button.dataset.result);
     if (out) out.hidden = false;
+    offerDemoPeer(button);
   });
 })();

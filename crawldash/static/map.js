@@ -16,6 +16,8 @@ const SVG = "http://www.w3.org/2000/svg";
 let atlas = null;  // {countries: [{code, name, d}], height}, decoded once
 let mapBody = null;  // the /api/map answer drawn
 let countryFocus = 0;  // the country the arrow keys are on, in the order of most nodes
+let dotsDrawn = [];  // each dot's centre, radius and words, in the map's units
+let matchedAll = null;  // with a client match: the crawl's nodes holding it, mapped or not
 
 // Natural Earth I (Šavrič, Jenny, Patterson and Jenny, 2011): a polynomial in latitude that
 // keeps the world's shapes familiar without a tile's distortion near the poles.
@@ -112,9 +114,12 @@ function mapColouring() {
 
 async function refreshMap() {
   const { client, text } = mapColouring();
-  const [world, body] = await Promise.all([
-    loadAtlas(), getJSON(client ? `api/map?match=${encodeURIComponent(text)}` : "api/map")]);
+  const [world, body, all] = await Promise.all([
+    loadAtlas(), getJSON(client ? `api/map?match=${encodeURIComponent(text)}` : "api/map"),
+    client ? getJSON(`api/history?by=user_agent&match=${encodeURIComponent(text)}&limit=1`) : null]);
   mapBody = body;
+  const point = all && all.length ? all[all.length - 1] : null;
+  matchedAll = point && point.timestamp === body.timestamp && "matched" in point ? point.matched : null;
   drawMap(world, body, client);
 }
 
@@ -169,15 +174,18 @@ function drawMap(world, body, client) {
   if (withNodes.length) withNodes[countryFocus].setAttribute("tabindex", "0");
   const dots = svg("g", { class: "dots" });
   const biggest = Math.max(1, ...body.groups.map((g) => g.nodes));
+  dotsDrawn = [];
   // drawn smallest last, so that a small place over a big one can still be pointed at
   for (const group of body.groups) {
     const [x, y] = toMap(group.longitude, group.latitude);
     const fill = client ? (group.matched ? palette.matched : palette.other)
       : (group.ipv6 > group.ipv4 ? palette.ipv6 : palette.ipv4);
+    const r = 1.6 + 14 * Math.sqrt(group.nodes / biggest);
     const dot = svg("circle", {
-      cx: x.toFixed(1), cy: y.toFixed(1), r: (1.6 + 14 * Math.sqrt(group.nodes / biggest)).toFixed(2),
+      cx: x.toFixed(1), cy: y.toFixed(1), r: r.toFixed(2),
       fill, class: client && !group.matched ? "dot faint" : "dot",
     });
+    dotsDrawn.push({ x, y, r, tip: describeGroup(group, client), nodes: group.nodes });
     dot.dataset.nodes = String(group.nodes);
     if (group.country) dot.dataset.country = group.country;
     dot.dataset.tip = describeGroup(group, client);
@@ -219,8 +227,12 @@ function swatch(colour, label) {
 }
 
 function showLegend(body, client, palette) {
+  // The map holds only the nodes with a place: say how many of those holding the text
+  // that is, against the crawl's whole count (the user agents' table's).
+  const unmapped = matchedAll == null ? null : matchedAll - body.matched;
   const parts = client
-    ? [swatch(palette.matched, `places with nodes holding “${body.match}” (${fmtNumber(body.matched)} nodes)`),
+    ? [swatch(palette.matched, `places with nodes holding “${body.match}” (${fmtNumber(body.matched)} nodes` +
+        (unmapped == null ? ")" : ` of the crawl's ${fmtNumber(matchedAll)}; ${fmtNumber(unmapped)} have no place on the map)`)),
       swatch(palette.other, "places without")]
     : [swatch(palette.ipv4, "mostly IPv4"), swatch(palette.ipv6, "mostly IPv6")];
   $("map-legend").replaceChildren(...parts,
@@ -273,18 +285,39 @@ function openCountry(code) {
   $("search-heading").scrollIntoView({ block: "start" });
 }
 
+// What is under a point of the map: of the dots it falls in, the biggest group, named with
+// its whole count, and how many smaller places share the point. Small dots are drawn over
+// big ones (so that they can be seen), and in a city's sprawl hundreds of one-node places
+// cover its biggest group: the one drawn on top named a single node where the pointer was
+// on the city's own.
+function dotAt(map, event) {
+  const matrix = map.getScreenCTM();
+  if (!matrix) return null;
+  const at = new DOMPoint(event.clientX, event.clientY).matrixTransform(matrix.inverse());
+  const under = dotsDrawn.filter((dot) => Math.hypot(dot.x - at.x, dot.y - at.y) <= dot.r);
+  if (under.length === 0) return null;
+  const best = under.reduce((a, b) => (b.nodes > a.nodes ? b : a));
+  const others = under.length - 1;
+  if (others === 0) return best;
+  const more = under.reduce((n, dot) => n + dot.nodes, 0) - best.nodes;
+  return { ...best, tip: `${best.tip}; ${plural(others, "smaller place")} here too ` +
+    `(${plural(more, "node")})` };
+}
+
 function wireMap(map, countries) {
-  map.addEventListener("pointermove", (event) => {
+  const point = (event) => {
+    const dot = dotAt(map, event);
     const target = event.target;
-    if (target.classList.contains("dot")) showTip(target.dataset.tip, ...pointAt(event));
+    if (dot) showTip(dot.tip, ...pointAt(event));
     else if (target.dataset.country) showTip(countryTip(target), ...pointAt(event));
     else $("map-tip").hidden = true;
-  });
+    return dot;
+  };
+  map.addEventListener("pointermove", point);
   map.addEventListener("pointerleave", () => { $("map-tip").hidden = true; });
   map.addEventListener("click", (event) => {
-    const target = event.target;
-    if (target.classList.contains("dot")) showTip(target.dataset.tip, ...pointAt(event));
-    else if (target.dataset.country) openCountry(target.dataset.country);
+    const dot = point(event);
+    if (!dot && event.target.dataset.country) openCountry(event.target.dataset.country);
   });
   countries.forEach((path, index) => {
     path.addEventListener("focus", () => {
@@ -318,4 +351,4 @@ $("map-colour").addEventListener("change", () => refreshMap().catch(report));
 DARK.addEventListener("change", () => {
   if (atlas && mapBody) drawMap(atlas, mapBody, $("map").dataset.colour === "client");
 });
-refreshMap().catch(report);
+// Drawn by app.js on each crawl served (the event stream's "snapshot").

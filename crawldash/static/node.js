@@ -8,14 +8,32 @@
 const ROOT = "../../";
 const $ = (id) => document.getElementById(id);
 const DARK = window.matchMedia("(prefers-color-scheme: dark)");
-// The reason codes of docs/api.md ("Why a node is DOWN"), in words.
+// The reason codes of docs/api.md ("Why a node is DOWN"), as a few words before the
+// reason's own sentence (its detail, which says the rest): none for up, the badge says it.
 const REASONS = {
-  up: "in the newest export: the crawler holds a connection to it",
-  reached_not_held: "reached, but not held: the crawler completed a handshake and kept no connection",
-  failed: "the connection failed: no handshake during the crawl",
-  excluded: "excluded by a rule of the crawler: never tried",
-  not_tried: "not tried during the crawl",
-  unknown: "why is unknown: crawldash lacks the crawl's data",
+  up: "",
+  reached_not_held: "Reached, not held.",
+  failed: "No handshake.",
+  excluded: "Excluded by a rule.",
+  not_tried: "Not tried.",
+  unknown: "Why is unknown.",
+};
+// The service bits a node advertises, by name (crawl/breakdown.py's SERVICE_BITS).
+const SERVICE_BITS = {
+  0: "NODE_NETWORK", 1: "NODE_GETUTXO", 2: "NODE_BLOOM", 3: "NODE_WITNESS", 4: "NODE_XTHIN",
+  6: "NODE_COMPACT_FILTERS", 10: "NODE_NETWORK_LIMITED", 11: "NODE_P2P_V2",
+};
+const UPTIME = [[144, "uptime-day"], [1008, "uptime-week"], [4320, "uptime-month"]];
+const INDEX_NAMES = {
+  vi: "VI, protocol version", si: "SI, services", hi: "HI, height", ai: "AI, ASN",
+  pi: "PI, port", dli: "DLI, latency over a day", dui: "DUI, uptime over a day",
+  wli: "WLI, latency over a week", wui: "WUI, uptime over a week",
+  mli: "MLI, latency over 30 days", mui: "MUI, uptime over 30 days",
+  nsi: "NSI, network speed (not measured)", ni: "NI, addresses (not measured)",
+  bi: "BI, blocks (not measured)",
+};
+const VIEWS = {  // /latency/'s views: words, and the length of one point
+  daily: ["day", "10-minute period"], weekly: ["week", "hour"], monthly: ["30 days", "6-hour period"],
 };
 const FIELDS = {  // /api/profile's fields, in words
   user_agent: "user agent", protocol_version: "protocol version", services: "services",
@@ -31,6 +49,19 @@ function fmtTime(seconds) {
 }
 function fmtDay(seconds) { return new Date(seconds * 1000).toISOString().slice(0, 10); }
 function fmtNumber(n) { return n == null ? "—" : n.toLocaleString(); }
+// A duration as days, hours and minutes: "26 d 4 h", "3 h 12 min".
+function fmtSpan(seconds) {
+  const minutes = Math.max(0, Math.floor(seconds / 60));
+  const [d, h, m] = [Math.floor(minutes / 1440), Math.floor(minutes / 60) % 24, minutes % 60];
+  return d ? `${d} d ${h} h` : h ? `${h} h ${m} min` : `${m} min`;
+}
+function serviceNames(services) {
+  const names = [];
+  for (let bit = 0; bit < 64; bit++) {
+    if ((BigInt(services) >> BigInt(bit)) & 1n) names.push(SERVICE_BITS[bit] ?? `BIT_${bit}`);
+  }
+  return names;
+}
 function plural(n, word) { return `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`; }
 
 async function getJSON(url) {
@@ -84,7 +115,7 @@ async function refresh() {
   $("node-title").textContent = address;
   document.title = `${address}: crawldash`;
   showCheck(answer);
-  await Promise.all([showPresence(), showChanges(), showLatency()]);
+  await Promise.all([showPresence(), showUptime(), showChanges(), showLatency(), showRank(answer)]);
   document.body.dataset.shown = String(answer.snapshot_timestamp);
 }
 
@@ -93,7 +124,7 @@ function showCheck(answer) {
   state.textContent = answer.reachable ? "UP" : "DOWN";
   state.className = `state ${answer.reachable ? "up" : "down"}`;
   const reason = answer.reason;
-  $("reason-code").textContent = REASONS[reason.code] ?? reason.code.replaceAll("_", " ");
+  $("reason-code").textContent = REASONS[reason.code] ?? `${reason.code.replaceAll("_", " ")}.`;
   $("reason-code").dataset.code = reason.code;
   $("reason-detail").textContent = reason.detail;
   $("reason-crawl").textContent = (reason.crawl == null ? "No crawl is known for the reason."
@@ -109,17 +140,73 @@ function showCheck(answer) {
   $("node-absent").hidden = node != null;
   $("node-absent").textContent = "Not in the newest crawl: its values are not known now.";
   const place = node ? [node.city, node.country].filter(Boolean).join(", ") : "";
+  const since = node?.connected_since;
   const values = {
     user_agent: node?.user_agent, protocol_version: node?.protocol_version?.toString(),
     services: node?.services, height: node?.height, location: place || null,
     provider: node?.asn ? [node.asn, node.org].filter(Boolean).join(" ") : null,
+    hostname: node?.hostname, timezone: node?.timezone,
+    connected_since: since ? `${fmtTime(since)}: up ${fmtSpan(answer.snapshot_timestamp - since)}` : null,
   };
   for (const [key, value] of Object.entries(values)) {
     $(`value-${key}`).textContent = typeof value === "number" ? fmtNumber(value) : value ?? "—";
   }
   if (node && node.services != null) {
-    $("value-services").textContent = `${node.services} (0x${node.services.toString(16)})`;
+    const names = serviceNames(node.services);
+    $("value-services").textContent = `${node.services} (0x${node.services.toString(16)})` +
+      (names.length ? `: ${names.join(", ")}` : "");
   }
+}
+
+// Uptime over a day, a week and 30 days: the share of the last 144, 1,008 and 4,320 crawls
+// held that had the node (the DUI, WUI and MUI of the leaderboard).
+async function showUptime() {
+  for (const [limit, id] of UPTIME) {
+    const runs = await getJSON(`${ROOT}api/presence?address=${encodeURIComponent(address)}&limit=${limit}`);
+    const total = runs.reduce((n, run) => n + run.crawls, 0);
+    const up = runs.filter((run) => run.present).reduce((n, run) => n + run.crawls, 0);
+    const small = document.createElement("small");
+    small.textContent = total === 0 ? "no crawl held" : `in ${up.toLocaleString()} of ${plural(total, "crawl")}`;
+    $(id).replaceChildren(total === 0 ? "—" : `${(100 * up / total).toFixed(1)}%`, small);
+    $(id).dataset.up = `${up}/${total}`;
+  }
+}
+
+// Its PIX and rank, for a node the leaderboard ranks (reachable, IPv4 or IPv6): asked for
+// by q, which answers 200 for any node, so that a node not ranked logs no 404.
+async function showRank(answer) {
+  const table = $("rank-indexes");
+  const ranked = answer.reachable && !/\.onion:|\.i2p:|^\[fc/i.test(answer.address);
+  let row = null;
+  if (ranked) {
+    const page = await getJSON(`${ROOT}api/v1/nodes/leaderboard/?limit=100&q=${encodeURIComponent(answer.address)}`);
+    row = page.results.find((each) => each.node === answer.address) ?? null;
+    if (row) {
+      const all = await getJSON(`${ROOT}api/v1/nodes/leaderboard/?limit=1`);
+      $("rank-note").replaceChildren(`PIX ${row.peer_index}, rank ${row.rank.toLocaleString()} ` +
+        `among ${plural(all.count, "node")} of the crawl of ${fmtTime(page.timestamp)}, on the `,
+        Object.assign(document.createElement("a"), { href: `../leaderboard/?q=${encodeURIComponent(answer.address)}`, textContent: "leaderboard" }), ".");
+    }
+  }
+  if (!row) {
+    $("rank-note").textContent = ranked ? "Not on the leaderboard of the newest crawl yet."
+      : "Not ranked: the leaderboard ranks the reachable IPv4 and IPv6 nodes of the newest crawl.";
+  }
+  table.hidden = row == null;
+  document.body.dataset.rank = row ? String(row.rank) : "";
+  if (!row) return;
+  table.querySelector("tbody").replaceChildren(...Object.entries(INDEX_NAMES).map(([key, name]) => {
+    const tr = document.createElement("tr");
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = name;
+    const td = document.createElement("td");
+    td.className = "n";
+    td.textContent = row[key];
+    tr.append(th, td);
+    tr.dataset.index = key;
+    return tr;
+  }));
 }
 
 async function showPresence() {
@@ -209,18 +296,22 @@ async function showLatency() {
     chart.hidden = true;
     return;
   }
+  $("latency-controls").hidden = false;
+  const view = $("latency-range").value;
+  const [span, point] = VIEWS[view];
   const answer = await getJSON(`${ROOT}api/v1/nodes/${segmentOf(address)}/latency/`);
-  const points = answer.daily_latency;
-  const times = points.map((point) => point.t);
-  const values = points.map((point) => (point.v > 0 ? point.v : null));  // -1, 0: no time
+  const points = answer[`${view}_latency`];
+  const times = points.map((each) => each.t);
+  const values = points.map((each) => (each.v > 0 ? each.v : null));  // -1, 0: no time
   const timed = values.filter((v) => v != null);
-  const silent = points.filter((point) => point.v === -1).length;
-  note.textContent = timed.length === 0 ? "No round-trip time in the last day."
-    : `Round-trip time over the last day: ${Math.round(timed.reduce((a, b) => a + b, 0) / timed.length)} ms ` +
+  const silent = points.filter((each) => each.v === -1).length;
+  note.textContent = timed.length === 0 ? `No round-trip time in the last ${span}.`
+    : `Round-trip time over the last ${span}: ${Math.round(timed.reduce((a, b) => a + b, 0) / timed.length)} ms ` +
       `on average, ${timed[timed.length - 1]} ms last` +
-      (silent ? `; no answer in ${plural(silent, "10-minute period")}.` : ".");
+      (silent ? `; no answer in ${plural(silent, point)}.` : ".");
   chart.hidden = false;
-  chart.setAttribute("aria-label", `Chart of the round-trip time over the last day. ${note.textContent}`);
+  chart.dataset.view = view;
+  chart.setAttribute("aria-label", `Chart of the round-trip time over the last ${span}, in UTC. ${note.textContent}`);
   drawLatency(times, values);
 }
 
@@ -258,6 +349,8 @@ function report(error) { showError(error.message); }
 
 $("presence-controls").addEventListener("submit", (event) => event.preventDefault());
 $("presence-range").addEventListener("change", () => showPresence().catch(report));
+$("latency-controls").addEventListener("submit", (event) => event.preventDefault());
+$("latency-range").addEventListener("change", () => showLatency().catch(report));
 DARK.addEventListener("change", () => showLatency().catch(report));  // the chart's colours
 window.addEventListener("resize", () => {
   if (latencyChart) latencyChart.setSize({ width: $("latency-chart").clientWidth, height: 240 });

@@ -39,15 +39,22 @@ function showBlockTable(blocks) {
     const cell = (text) => { const td = document.createElement("td"); td.className = "n"; td.textContent = text; return td; };
     const name = document.createElement("td");
     const button = document.createElement("button");
+    const when = fmtTime(Math.floor(block.first_seen / 1000));
     button.type = "button";
     button.className = "link";
     button.dataset.hash = block.inv_hash;
     button.textContent = `…${block.inv_hash.slice(-12)}`;
-    button.setAttribute("aria-label", `Block ${block.inv_hash}, first announced ${fmtTime(Math.floor(block.first_seen / 1000))}`);
+    button.setAttribute("aria-label", `Block ${block.inv_hash}, first announced ${when}`);
     button.setAttribute("aria-pressed", String(block.inv_hash === chosenBlock));
-    button.addEventListener("click", () => showBlock(block).catch(report));
-    name.append(button);
+    const time = document.createElement("small");
+    time.className = "when";
+    time.textContent = when;
+    name.append(button, time);
     row.append(name, cell(fmtNumber(block.nodes)), cell(fmtDelay(block["50%"])), cell(fmtDelay(block["90%"])));
+    // The whole row chooses the block (the button is its keyboard's way).
+    row.className = "choosable";
+    row.dataset.hash = block.inv_hash;
+    row.addEventListener("click", () => showBlock(block).catch(report));
     return row;
   }));
 }
@@ -64,8 +71,8 @@ function drawTimes(blocks) {
   const box = $("times-chart");
   if (timesChart) timesChart.destroy();
   timesChart = new uPlot({
-    width: box.clientWidth || 600, height: 240,
-    series: [{}, { label: "50% of nodes", stroke: palette[0], width: 2, value },
+    width: box.clientWidth || 600, height: 240, tzDate: UTC,
+    series: [{ label: "time (UTC)" }, { label: "50% of nodes", stroke: palette[0], width: 2, value },
       { label: "90% of nodes", stroke: palette[3], width: 2, dash: [6, 4], value }],
     axes: [axis, { ...axis, size: 60, values: seconds }],
     scales: { x: { time: true }, y: { range: (u, low, high) => [0, Math.max(1, high * 1.1)] } },
@@ -101,6 +108,9 @@ async function showBlock(block) {
   chosenBlock = block.inv_hash;
   for (const button of $("blocks").querySelectorAll("button[data-hash]")) {
     button.setAttribute("aria-pressed", String(button.dataset.hash === chosenBlock));
+  }
+  for (const row of $("blocks").querySelectorAll("tr[data-hash]")) {
+    row.classList.toggle("chosen", row.dataset.hash === chosenBlock);
   }
   drawEcdf(block, answer.stats);
   showHead(block, answer.stats);

@@ -24,6 +24,7 @@ FILES = (
     "map.js",
     "propagation.js",
     "checknow.js",
+    "leaderboard.js",
     "vendor/countries-110m.json",
     "vendor/iso-3166-codes.json",
 )
@@ -73,18 +74,26 @@ LATENCY_KEPT = b'data-latency="kept"'
 
 class NodePage:
     """``/nodes/{address}-{port}/``: the page of one node (node.html), marked with whether
-    its latency is kept. The node is checked as ``/api/v1/nodes/{node}/`` checks it."""
+    its latency is kept; the node is checked as ``/api/v1/nodes/{node}/`` checks it. And
+    ``/nodes/leaderboard/`` (leaderboard.html)."""
 
     def __init__(self, propagation: Propagation) -> None:
         self.propagation = propagation
-        body = (resources.files("crawldash") / "static" / "node.html").read_bytes()
+        static = resources.files("crawldash") / "static"
+        body = (static / "node.html").read_bytes()
         started = time.time()
         self.pages = {
             False: represent(body, started),
             True: represent(body.replace(NO_LATENCY, LATENCY_KEPT), started),
         }
+        self.leaderboard = represent((static / "leaderboard.html").read_bytes(), started)
 
     async def node(self, request: web.Request) -> web.Response:
-        address = node_address(request.match_info["node"])  # 400 invalid_address if malformed
-        page = self.pages[self.propagation.latency_of(address) is not None]
+        """A node's page; ``/nodes/leaderboard/`` is the leaderboard's, where bitnodes.io
+        had it (no node is named so: a node is ``<address>-<port>``)."""
+        if request.match_info["node"] == "leaderboard":
+            page = self.leaderboard
+        else:
+            address = node_address(request.match_info["node"])  # 400 invalid_address
+            page = self.pages[self.propagation.latency_of(address) is not None]
         return respond(request, page, "no-cache", content_type=CONTENT_TYPES[".html"], extra=CSP)

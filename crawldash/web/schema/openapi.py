@@ -29,13 +29,14 @@ from ...models import (
     V1NodeStatus,
     V1SnapshotList,
 )
+from ...models.api import LeaderboardList, LeaderboardRow
 from .checknode import checknode_operations
 from .events import events_response
 from .history import history_operations
 from .map import map_operations
 from .nodes import network_operations
 from .presence import presence_operations
-from .v1 import propagation_operations, v1_operations
+from .v1 import leaderboard_operations, propagation_operations, v1_operations
 
 REF = "#/components/schemas/{name}"
 ERRORS = {
@@ -206,11 +207,13 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
         UniqueBody,
         NetworksBody,
         ProfileBody,
+        LeaderboardList,
+        LeaderboardRow,
     ]
     schemas, components = msgspec.json.schema_components(types, ref_template=REF)
     snapshot, status, point, network_point, check, _, breakdown, node, run, changes = schemas[:10]
     v1_list, v1_status, v1_nodes, inv_list, inv, latency = schemas[10:16]
-    counts_point, match_point, unique, networks, profile = schemas[16:]
+    counts_point, match_point, unique, networks, profile, board, ranking = schemas[16:]
     limit = {
         "name": "limit",
         "in": "query",
@@ -264,6 +267,7 @@ def build_openapi(server: str = "/") -> dict[str, Any]:
         **presence_operations(run, changes, profile, address, limit, _json, _errors),
         **v1_operations(v1_list, snapshot, v1_status, v1_nodes, _json, _errors),
         **propagation_operations(inv_list, inv, latency, _json, _errors),
+        **leaderboard_operations(board, ranking, _json, _errors),
         **check_paths,
         **operations_beside_the_api(networks),
     }

@@ -197,3 +197,54 @@ def propagation_operations(
             }
         }
     return operations
+
+
+def leaderboard_operations(
+    board: dict[str, Any], ranking: dict[str, Any], json: Json, errors: Errors
+) -> dict[str, Any]:
+    """``/api/v1/nodes/leaderboard/`` and a node's ranking."""
+    node = parameter(
+        "node",
+        "ADDRESS-PORT, as for node status. Else 400 invalid_address.",
+        {"type": "string", "minLength": 3},
+        "path",
+    )
+    return {
+        "/api/v1/nodes/leaderboard/": {
+            "get": {
+                "summary": "bitnodes API v1 leaderboard: the reachable IPv4/IPv6 nodes of the "
+                "newest crawl by Peer Index, highest first (equal PIX, equal rank); q filters "
+                "by a part of the address or user agent (any case). Built once per crawl; the "
+                "indexes in not_measured are 0. docs/api.md says what feeds each index.",
+                "parameters": [
+                    PAGE,
+                    LIMIT,
+                    parameter(
+                        "q",
+                        "Text to look for, up to 200 characters.",
+                        {"type": "string", "maxLength": 200},
+                    ),
+                ],
+                "responses": {
+                    "200": json(board, "One page of the leaderboard."),
+                    **errors(400, 503, e400="`invalid_page`, `invalid_limit` or `invalid_q`."),
+                },
+            }
+        },
+        "/api/v1/nodes/leaderboard/{node}/": {
+            "get": {
+                "summary": "bitnodes API v1 node ranking: the node's row of the leaderboard.",
+                "parameters": [node],
+                "responses": {
+                    "200": json(ranking, "The node's indexes, PIX and rank."),
+                    **errors(
+                        400,
+                        404,
+                        503,
+                        e400="`invalid_address`.",
+                        e404="`node_not_ranked`: the leaderboard does not rank the node.",
+                    ),
+                },
+            }
+        },
+    }

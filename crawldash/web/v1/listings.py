@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 
 import msgspec
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from ...crawl.files import crawl_time
 from ...live.answers.checks import node_row
@@ -19,7 +19,7 @@ from ..errors import ApiError, no_snapshot
 from ..latest import coding_for
 from ..links import Links
 from ..nodes import Searches
-from ..responses import plain, respond
+from ..responses import plain, respond, takes_identity
 from .queries import (
     Page,
     field_query,
@@ -89,8 +89,10 @@ class V1:
         if timestamp is None and served is None:
             raise no_snapshot()
         if latest and field is None:
-            assert served is not None
-            body = served.representations[coding_for(request)]
+            accepted = takes_identity(request.headers.get(hdrs.ACCEPT_ENCODING))
+            body = await self.state.snapshot_in(coding_for(request), accepted)
+            if body is None:
+                raise no_snapshot()
             return respond(request, body, self.cache_control(), vary=True)
         wanted = served.timestamp if latest and served is not None else timestamp
         assert wanted is not None

@@ -18,9 +18,6 @@ from .queries import inv_hash, node_address, snapshots_query
 MAX_PAGES_KEPT = 256
 NOT_SERVED = {  # path -> bitnodes.io's route, as its documentation names it
     "/api/v1/addresses/": "/api/v1/addresses/ (list addresses: every address ever seen)",
-    "/api/v1/nodes/leaderboard/": "/api/v1/nodes/leaderboard/ (leaderboard)",
-    "/api/v1/nodes/leaderboard/{node}/": "/api/v1/nodes/leaderboard/<address>-<port>/ "
-    "(node ranking)",
 }
 
 

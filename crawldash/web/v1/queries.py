@@ -61,6 +61,14 @@ def nodes_page_query(raw_query: str) -> tuple[NodeFilter, Page]:
     return wanted, _page(query)
 
 
+@lru_cache(maxsize=1024)
+def leaderboard_query(raw_query: str) -> tuple[str | None, Page]:
+    """``q`` (a part of address or user agent, any case), ``page`` and ``limit`` of
+    ``/api/v1/nodes/leaderboard/``."""
+    query = parse_query(raw_query)
+    return text_value(query, "q"), _page(query)
+
+
 def snapshot_timestamp(text: str) -> int | None:
     """The crawl timestamp of a ``/api/v1/snapshots/<timestamp>/`` path; None for
     ``latest``; 404 ``snapshot_not_found`` for anything else that is not a crawl time."""
