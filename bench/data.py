@@ -13,7 +13,9 @@ would come from disk past what the cache holds.
 from __future__ import annotations
 
 import gzip
+import multiprocessing
 import os
+import random
 import shutil
 import time
 from collections.abc import Iterator
@@ -75,15 +77,54 @@ def real_size_history(
     crawls = shaped_crawls(
         nodes=NODES, crawls=distinct + later, end=end + later * INTERVAL, seed=seed
     )
-    originals = []
-    for crawl in islice(crawls, min(distinct, files)):
-        path = folder / f"{crawl.timestamp}.json"
-        write(path, crawl.body(), crawl.timestamp)
-        originals.append(path)
+    originals = write_all(folder, list(islice(crawls, min(distinct, files))))
     first = end - (files - 1) * INTERVAL
     for index in range(files - len(originals)):
         os.link(originals[index % len(originals)], folder / f"{first + index * INTERVAL}.json")
     return crawls
+
+
+def varied_history(
+    folder: Path, files: int, end: int, later: int, seed: int = 4
+) -> Iterator[ShapedCrawl]:
+    """``files`` crawl files, one INTERVAL apart, the newest at ``end``, every one distinct
+    as a real history's are: each an independent sample of 85-99% of one export's rows
+    (bench.export_shape), in a fresh order, so that consecutive crawls differ by hundreds
+    to thousands of nodes, and a node's presence over the history comes in many stretches.
+    Returns the next ``later`` crawls, drawn alike, rendered when taken."""
+    export = next(shaped_crawls(nodes=NODES, crawls=1, end=end, seed=seed))
+    rng = random.Random(seed)
+    first = end - (files - 1) * INTERVAL
+
+    def drawn(timestamp: int) -> ShapedCrawl:
+        kept = rng.sample(export.members, round(len(export.members) * rng.uniform(0.85, 0.99)))
+        return ShapedCrawl(timestamp, tuple(kept), export.pool, seed)
+
+    write_all(folder, [drawn(first + index * INTERVAL) for index in range(files)])
+    return (drawn(end + (index + 1) * INTERVAL) for index in range(later))
+
+
+def write_all(folder: Path, crawls: list[ShapedCrawl]) -> list[Path]:
+    """Each crawl's file, rendered by a process per core (a real-size crawl takes a tenth
+    of a second to render: a history of distinct ones takes minutes)."""
+    global _rendering
+    _rendering = folder, crawls
+    with multiprocessing.get_context("fork").Pool(os.cpu_count()) as pool:
+        paths = pool.map(_render, range(len(crawls)), chunksize=8)
+    _rendering = None
+    return paths
+
+
+_rendering: tuple[Path, list[ShapedCrawl]] | None = None  # what the forked renderers share
+
+
+def _render(index: int) -> Path:
+    assert _rendering is not None
+    folder, crawls = _rendering
+    crawl = crawls[index]
+    path = folder / f"{crawl.timestamp}.json"
+    write(path, crawl.body(), crawl.timestamp)
+    return path
 
 
 def write(path: Path, body: bytes, timestamp: int) -> None:

@@ -38,6 +38,7 @@ def body(config: Config, rows: list[Row], took: float) -> list[str]:
     out = [f"- {row.text}" for row in rows if isinstance(row, Note)]
     if requests:
         out += requests_table(config, requests) + ratios_table(requests)
+    out += measure_table(Section.SWITCH, [m for m in measures if m.section is Section.SWITCH])
     for section in (Section.FRESHNESS, Section.PRESENCE):
         out += measure_table(section, [m for m in measures if m.section is section])
     out += workers_table(requests, [row for row in rows if isinstance(row, Workers)])
@@ -202,7 +203,7 @@ def measure_table(section: Section, measures: list[Measure]) -> list[str]:
     if not measures:
         return []
     out = ["", f"## {section.value}", ""]
-    if section is not Section.TARGETS:
+    if section not in (Section.TARGETS, Section.SWITCH):
         return [*out, "| measure | value |", "| --- | --- |", *map(measure_line, measures)]
     out += ["| measure | value | target | met | details |", "| --- | --- | --- | --- | --- |"]
     for m in measures:

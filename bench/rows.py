@@ -19,6 +19,10 @@ class Server(enum.Enum):
 class Section(enum.Enum):
     """The measure tables, in the order BENCHMARKS.md shows them."""
 
+    SWITCH = (
+        "One switch: a new 15,000-node crawl written -> answered about on each endpoint, "
+        "and polls while crawls load, beside alt-bitnodes in the same run (with targets)"
+    )
     FRESHNESS = "Freshness, start-up and memory"
     PRESENCE = "Presence at full size (`python -m bench.studies.presence`, in its own process)"
     TARGETS = "Every core busy, and a cold history of real-size crawls (with targets)"

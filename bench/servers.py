@@ -106,13 +106,14 @@ def wait_served(base: str, timestamp: int, since: float, within: float) -> float
 
 
 def wait_whole(base: str, timestamp: int, within: float) -> None:
-    """Wait until crawldash serves the crawl ``timestamp`` whole: its first answers come
-    ahead of the rest, and the history has its point only once the loader is done with it
-    (a crawl written before that would wait behind the load)."""
+    """Wait until crawldash serves the crawl ``timestamp`` whole: what follows a crawl
+    (its compressed codings, its CSV records) comes once the loader is done with it, and
+    a CSV asked for meanwhile is answered then (a crawl written before that would wait
+    behind the load)."""
     started = time.monotonic()
     while time.monotonic() - started < within:
-        points = msgspec.json.decode(get(base + "/api/history?limit=1")[1])
-        if points and points[-1]["timestamp"] == timestamp:
+        headers, _ = get(base + "/api/nodes?country=ZZ&format=csv")
+        if headers.get("Content-Disposition", "").endswith(f'-{timestamp}.csv"'):
             return
         time.sleep(POLL)
 

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
@@ -42,6 +43,8 @@ BACKFILL_DELAY = 0.5  # seconds after start-up before older crawls are counted
 STARTUP_COUNT_BYTES = 1_000_000  # of older crawl files counted before the server listens
 PROPAGATION_TICK = 0.5  # seconds between looks at the kept propagation files
 STATUS_POLL_SECONDS = 0.5  # the status file is looked at this often, apart from any load
+FULL_COLLECTION_EVERY = 3600.0  # seconds between two collections of all that is frozen
+_last_full_collection = [float("-inf")]  # when the last was (time.monotonic())
 
 
 def create_app(settings: Settings, loader: LoaderClient | None = None) -> web.Application:
@@ -124,6 +127,7 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
         await network.refresher.saver.close()
         await network.refresher.presence_saver.close()
     await loader.close()
+    gc.unfreeze()  # what was frozen is the collector's again: the app's garbage can go
 
 
 async def _first_refresh(network: ServedNetwork) -> None:
@@ -156,11 +160,17 @@ async def _keep_network_fresh(
 
 
 def _settle_heap(_seconds: float) -> None:
-    """After a refresh, what the state keeps is long-lived: one full collection now, then
-    what survives is frozen, so that the collector's full passes, which would otherwise
-    walk all of it in the middle of some request, skip it. Unfrozen first: a cycle that
-    died since the last refresh (a request under way then) is collected here, not kept."""
-    gc.unfreeze()
+    """After a refresh, what the state keeps is long-lived: what was made since the last
+    refresh is collected now, then what survives is frozen, so that the collector's full
+    passes, which would otherwise walk all of it in the middle of some request, skip it.
+    Every FULL_COLLECTION_EVERY seconds it is all unfrozen first, so that a cycle that
+    died among what was frozen (a request under way then) is collected too, not kept: a
+    pass over all of it holds the event loop for tens of milliseconds with a long history,
+    which at every refresh would be in the p99 of every poll while crawls load."""
+    now = time.monotonic()
+    if now - _last_full_collection[0] >= FULL_COLLECTION_EVERY:
+        _last_full_collection[0] = now
+        gc.unfreeze()
     gc.collect()
     gc.freeze()
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import LoadError
 from crawldash.live.loader.new_crawl import load_new_crawl
-from crawldash.live.loader.process import SCHED_ATTR
-from crawldash.live.snapshot.prepared import PreparedSnapshot
+from crawldash.live.loader.priority import SCHED_ATTR
+from crawldash.live.snapshot.prepared import Later, PreparedSnapshot
 
 SCHED_GETATTR = {"x86_64": 315, "aarch64": 275}  # syscall numbers; tests skip elsewhere
 
@@ -92,7 +92,7 @@ def part_then_reply() -> str:
     return "replied"
 
 
-def load_unless_marked(path: Path, rules: Rules) -> PreparedSnapshot:
+def load_unless_marked(path: Path, rules: Rules) -> PreparedSnapshot | Later:
     """A new crawl's load, but one whose file holds ``"overflow"`` raises what no load
     should (as an overflow in the catalog once did)."""
     if b"overflow" in path.read_bytes():

@@ -10,16 +10,19 @@ import csv
 import io
 import re
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import chdb
 import duckdb
 import pytest
+import pytest_asyncio
 
 from crawldash.crawl.decode import decode_snapshot
-from tests.conftest import Client, Serve, eventually, until_served
+from crawldash.settings.serve import Settings
+from tests.conftest import Client, json_of, started, until_complete, until_served
 from tests.test_archive import END, run_archive, write_crawls
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "archive.md"
@@ -27,6 +30,14 @@ QUERY = re.compile(r"<!-- query: (\w+) (duckdb|clickhouse) -->\n```sql\n(.*?)```
 GLOB = "archive/network=main/*/*.parquet"
 NAMES = ("reachable_per_day", "knots_per_week", "node_uptime", "countries_month")
 INTERVAL = 6 * 3600  # 80 crawls: three weeks, two months' ends maybe
+# Every test only reads the one served history of the module's fixture, in its event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+class Archived(NamedTuple):
+    client: Client
+    archive: Path
+    data_dir: Path
 
 
 def documented() -> dict[tuple[str, str], str]:
@@ -47,34 +58,30 @@ def run(engine: str, sql: str, archive: Path, node: tuple[str, int]) -> list[tup
     return [tuple(row) for row in csv.reader(io.StringIO(text))]
 
 
-@pytest.fixture
-async def archived(serve: Serve, data_dir: Path, tmp_path: Path) -> tuple[Client, Path]:
-    archive = tmp_path / "archive"
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def archived(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Archived]:
+    """One served history of the crawls and their archive, shared by this module's tests,
+    which only read them (in the module's event loop: pytestmark)."""
+    folder = tmp_path_factory.mktemp("queries")
+    data_dir, archive = folder / "data", folder / "archive"
     write_crawls(data_dir, crawls=80, interval=INTERVAL, nodes=150)
     run_archive(data_dir, archive)
-    client = await serve(history_size=1000)
-    await until_served(client, END)
-
-    async def counted() -> bool:
-        return bool((await (await client.get("/api/status")).json())["history_complete"])
-
-    await eventually(counted, within=60)
-    return client, archive
-
-
-async def api(client: Client, path: str) -> Any:
-    response = await client.get(path)
-    assert response.status == 200, await response.text()
-    return await response.json()
+    settings = Settings(
+        data_dir=data_dir, state_dir=folder / "state", debounce_ms=50, history_size=1000
+    )
+    async with started(settings) as client:
+        await until_served(client, END)
+        await until_complete(client)
+        yield Archived(client, archive, data_dir)
 
 
 def day(timestamp: int) -> date:
     return datetime.fromtimestamp(timestamp, UTC).date()
 
 
-async def test_reachable_per_day_and_knots_per_week(archived: tuple[Client, Path]) -> None:
-    client, archive = archived
-    history = await api(client, "/api/history?limit=1000")
+async def test_reachable_per_day_and_knots_per_week(archived: Archived) -> None:
+    client, archive, _ = archived
+    history = await json_of(client, "/api/history?limit=1000")
     assert len(history) == 80
     per_day: dict[date, list[int]] = defaultdict(list)
     for point in history:
@@ -82,7 +89,7 @@ async def test_reachable_per_day_and_knots_per_week(archived: tuple[Client, Path
     expected_days = [
         (str(d), str(len(n)), str(min(n)), str(max(n))) for d, n in sorted(per_day.items())
     ]
-    knots = await api(client, "/api/history?limit=1000&by=user_agent&match=Knots")
+    knots = await json_of(client, "/api/history?limit=1000&by=user_agent&match=Knots")
     weeks: dict[date, list[int]] = defaultdict(lambda: [0, 0, 0])
     for point in knots:
         monday = day(point["timestamp"]) - timedelta(days=day(point["timestamp"]).weekday())
@@ -111,12 +118,12 @@ def times_seen(data_dir: Path) -> dict[str, int]:
     return seen
 
 
-async def test_a_nodes_uptime(archived: tuple[Client, Path], data_dir: Path) -> None:
-    client, archive = archived
+async def test_a_nodes_uptime(archived: Archived) -> None:
+    client, archive, data_dir = archived
     seen = await asyncio.to_thread(times_seen, data_dir)
     key = next(k for k, n in sorted(seen.items()) if 20 < n < 70)  # neither always nor never
     host, _, port = key.rpartition(":")
-    presence = await api(client, f"/api/presence?address={key}&limit=1000")
+    presence = await json_of(client, f"/api/presence?address={key}&limit=1000")
     present = sum(run["crawls"] for run in presence if run["present"])
     assert present == seen[key]
     crawls = sum(run["crawls"] for run in presence)
@@ -128,10 +135,10 @@ async def test_a_nodes_uptime(archived: tuple[Client, Path], data_dir: Path) -> 
 
 
 async def test_countries_gained_and_lost_in_the_newest_month(
-    archived: tuple[Client, Path],
+    archived: Archived,
 ) -> None:
-    client, archive = archived
-    points = await api(client, "/api/history?limit=1000&by=country&top=50")
+    client, archive, _ = archived
+    points = await json_of(client, "/api/history?limit=1000&by=country&top=50")
     newest = points[-1]
     month = day(newest["timestamp"]).replace(day=1)
     first = next(p for p in points if day(p["timestamp"]).replace(day=1) == month)["counts"]

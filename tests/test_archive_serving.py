@@ -15,7 +15,7 @@ from crawldash.archive.layout import look
 from crawldash.archive.pruned import load_pruned
 from crawldash.crawl.decode import Snapshot, decode_snapshot
 from crawldash.live.snapshot.past_crawls import Archive
-from tests.conftest import Client, Serve, eventually, until_served, watching
+from tests.conftest import Client, Serve, eventually, patiently, until_served, watching
 from tests.test_archive import END, run_archive, write_crawls
 
 HEADERS = ("ETag", "Last-Modified", "Content-Type", "Content-Encoding")
@@ -27,7 +27,8 @@ async def answers(client: Client, timestamps: list[int]) -> dict[tuple[int, str]
     for timestamp in timestamps:
         for form in ("", "?field=user_agents"):
             for coding in ("identity", "br"):
-                response = await client.get(
+                response = await patiently(
+                    client,
                     f"/api/v1/snapshots/{timestamp}/{form}",
                     headers={"Accept-Encoding": coding},
                     auto_decompress=False,
@@ -105,7 +106,7 @@ async def test_archived_crawls_older_than_the_history_are_listed_and_served(
     async def all_listed() -> bool:
         return len(await listing(client)) == len(decoded)
 
-    await eventually(all_listed, within=15)  # the server's look at the archive
+    await eventually(all_listed)  # the server's look at the archive
     listed = {ref["timestamp"]: ref for ref in await listing(client)}
     assert list(listed) == sorted(decoded, reverse=True)  # newest first
     for timestamp, snapshot in decoded.items():
@@ -114,7 +115,7 @@ async def test_archived_crawls_older_than_the_history_are_listed_and_served(
     oldest = min(decoded)  # far older than the 3 crawls the history holds
     path = f"/api/v1/snapshots/{oldest}/"
     assert listed[oldest]["url"].endswith(path)
-    response = await client.get(path)
+    response = await patiently(client, path)
     assert response.status == 200, await response.text()
     body = await response.json()
     assert body["total_nodes"] == len(decoded[oldest].nodes)

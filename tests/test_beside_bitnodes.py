@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from .factories import export_body, rows, write_snapshot
+from .helpers import bridge_command
 from .process import as_nobody, serving, shared_folder, wait_until
 from .test_bridge import REDIS, read, redis_port  # noqa: F401  (a fixture)
 
@@ -80,7 +81,7 @@ def test_serve_and_bridge_as_the_units_run_them(redis_port: int):  # noqa: F811
     client.sadd("pending", "a", "b")
     bridge_as = as_user(BITNODES, bridge_env)
     bridge = subprocess.Popen(
-        [*bridge_as["prefix"], bridge_as["python"], "-m", "crawldash", "bitnodes-status"],
+        bridge_command(python=bridge_as["python"], prefix=bridge_as["prefix"]),
         env={**os.environ, **bridge_as["env"]},
         stderr=subprocess.PIPE,
         text=True,
@@ -98,7 +99,7 @@ def test_serve_and_bridge_as_the_units_run_them(redis_port: int):  # noqa: F811
 
             wait_until(lambda: status()["state"] == "running" and status()["queue_size"] == 2)
             client.set("crawl:master:state", "starting")  # Redis' state, through the bridge
-            wait_until(lambda: status()["state"] == "starting", within=15)
+            wait_until(lambda: status()["state"] == "starting")
         newest = bitnodes_newest_crawl(export_dir)
         assert Path(newest).name == f"{TS + 1200}.json"
         assert isinstance(json.loads(Path(newest).read_bytes()), list)  # a crawl's rows

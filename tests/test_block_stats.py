@@ -49,7 +49,7 @@ def clients(client: redis.Redis) -> set[str]:
 def no_connection_but(client: redis.Redis, before: set[str]) -> None:
     """No client connected since ``before`` is left: Redis sees a closed connection go on
     its next turn, so wait for it."""
-    wait_until(lambda: clients(client) <= before, within=5)
+    wait_until(lambda: clients(client) <= before)
 
 
 def test_a_deadline_leaves_the_rest_unread_and_no_connection_behind(

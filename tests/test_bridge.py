@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from .helpers import bridge_command
 from .process import free_port, wait_until
 
 REDIS = shutil.which("redis-server")
@@ -133,10 +134,6 @@ def test_bridge_writes_status_and_survives_an_outage(redis_port: int, tmp_path: 
     assert "redis read works again; status rewritten" in stderr
 
 
-def bridge_command(out: Path, *options: str) -> list[str]:
-    return [sys.executable, "-m", "crawldash", "bitnodes-status", "--out", str(out), *options]
-
-
 def run_until_written(command: list[str], out: Path, env: dict[str, str] | None = None) -> str:
     """Run the bridge until it has written ``out``; its standard error."""
     bridge = subprocess.Popen(
@@ -160,12 +157,16 @@ def test_a_password_never_reaches_the_log(tmp_path: Path):
     try:
         out = tmp_path / "status.json"
         url = f"redis://:s3cret@127.0.0.1:{port}/0"
-        stderr = run_until_written(bridge_command(out, "--redis", url, "--interval", "0.2"), out)
+        stderr = run_until_written(
+            bridge_command("--out", str(out), "--redis", url, "--interval", "0.2"), out
+        )
         assert "s3cret" not in stderr
         assert f"redis=redis://:***@127.0.0.1:{port}/0" in stderr
         (tmp_path / "password").write_text("s3cret\n")
         out.unlink()
-        command = bridge_command(out, "--redis", f"redis://127.0.0.1:{port}/0", "--interval", "0.2")
+        command = bridge_command(
+            "--out", str(out), "--redis", f"redis://127.0.0.1:{port}/0", "--interval", "0.2"
+        )
         command += ["--redis-password-file", str(tmp_path / "password")]
         assert "s3cret" not in run_until_written(command, out)
     finally:
@@ -183,7 +184,8 @@ def test_bitnodes_own_socket_and_password_variables(tmp_path: Path):
         redis.Redis(unix_socket_path=str(sock), password="pw").set("crawl:master:state", "running")
         out = tmp_path / "status.json"
         env = {"REDIS_SOCKET": str(sock), "REDIS_PASSWORD": "pw"}
-        run_until_written(bridge_command(out, "--interval", "0.2"), out, env)  # the default URL
+        command = bridge_command("--out", str(out), "--interval", "0.2")  # the default URL
+        run_until_written(command, out, env)
         assert (read(out) or {})["state"] == "running"
     finally:
         server.terminate()
@@ -196,7 +198,7 @@ def test_malformed_values_are_null_and_said_once(redis_port: int, tmp_path: Path
     client.set("height", "tall")
     client.lpush("elapsed", "480", "512")  # plain numbers, as older bitnodes wrote
     out = tmp_path / "status.json"
-    command = bridge_command(out, "--redis", f"redis://127.0.0.1:{redis_port}/0")
+    command = bridge_command("--out", str(out), "--redis", f"redis://127.0.0.1:{redis_port}/0")
     bridge = subprocess.Popen([*command, "--interval", "0.1"], stderr=subprocess.PIPE, text=True)
     try:
         wait_until(lambda: read(out) is not None)

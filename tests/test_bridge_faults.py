@@ -8,18 +8,17 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
 import subprocess
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
 import redis
 
+from .helpers import bridge, bridge_command, status_passes, stopped
 from .process import free_port, wait_until
-from .test_bridge import REDIS, bridge_command, read, run_until_written, start_redis
+from .test_bridge import REDIS, read, run_until_written, start_redis
 
 pytestmark = [
     pytest.mark.slow,
@@ -27,7 +26,7 @@ pytestmark = [
 ]
 
 INTERVAL = "0.1"  # the shortest the bridge takes: many tries within a test's second
-FAILING_FOR = 1.5  # seconds the fault is kept: several tries, even backing off
+TRIES = 3  # status passes made while the fault is kept: several tries, even backing off
 
 
 @pytest.fixture
@@ -73,26 +72,9 @@ def remount(folder: Path, mode: str) -> None:
     subprocess.run(["mount", "-o", f"remount,{mode}", str(folder)], check=True)
 
 
-@contextmanager
-def bridge(client: redis.Redis, out: Path) -> Iterator[subprocess.Popen[str]]:
+def bridging(client: redis.Redis, out: Path) -> AbstractContextManager[subprocess.Popen[str]]:
     """The bridge writing ``out`` every INTERVAL, stopped with SIGTERM on leaving."""
-    command = bridge_command(out, "--redis", url_of(client), "--interval", INTERVAL)
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    try:
-        yield process
-    finally:
-        if process.poll() is None:  # the test failed first
-            process.kill()
-            process.communicate(timeout=10)
-
-
-def stopped(process: subprocess.Popen[str]) -> str:
-    """Its standard error, once it has ended on SIGTERM as a clean exit."""
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=10)
-    assert process.returncode == 0, stderr
-    assert "Traceback" not in stderr
-    return stderr
+    return bridge("--out", str(out), "--redis", url_of(client), "--interval", INTERVAL)
 
 
 def assert_failed_once_then_recovered(stderr: str, out: Path, reason: str) -> None:
@@ -110,8 +92,8 @@ def test_a_read_only_folder_is_logged_once_and_written_once_writable(
     with tmpfs(tmp_path / "mounted", "1m") as folder:
         out = folder / "status.json"
         remount(folder, "ro")
-        with bridge(redis_client, out) as process:
-            time.sleep(FAILING_FOR)
+        with bridging(redis_client, out) as process:
+            status_passes(redis_client, TRIES)
             assert process.poll() is None  # still running
             assert not out.exists()
             with pytest.raises(OSError, match="Read-only file system"):  # the fault meant
@@ -141,8 +123,8 @@ def test_a_full_folder_is_logged_once_and_written_once_freed(
         ):
             probe.write(b"{}")
         (folder / "probe").unlink()
-        with bridge(redis_client, out) as process:
-            time.sleep(FAILING_FOR)
+        with bridging(redis_client, out) as process:
+            status_passes(redis_client, TRIES)
             assert process.poll() is None  # still running
             assert read(out) == {"state": "before"}  # left whole, not half rewritten
 
@@ -178,7 +160,7 @@ def test_bitnodes_socket_wins_over_the_urls_host(tmp_path: Path):
         redis.Redis(unix_socket_path=str(sock), db=2).set("crawl:master:state", "starting")
         out = tmp_path / "status.json"
         elsewhere = "redis://elsewhere.invalid:6390/2"
-        command = bridge_command(out, "--redis", elsewhere, "--interval", INTERVAL)
+        command = bridge_command("--out", str(out), "--redis", elsewhere, "--interval", INTERVAL)
         stderr = run_until_written(command, out, {"REDIS_SOCKET": str(sock)})
         started = [line for line in stderr.splitlines() if "status bridge started" in line]
         assert len(started) == 1, stderr

@@ -5,20 +5,20 @@ copies bounded strings and keeps writing the status on its interval."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from subprocess import Popen
+from typing import NamedTuple
 
 import pytest
 import redis
 
 from crawldash.crawl.propagation import BlocksFile, cells, read_blocks, read_latency
 
-from .process import wait_until
+from .helpers import bridge, propagation_passes, stopped
+from .process import PATIENCE, wait_until
 from .test_bridge import REDIS, read, redis_port  # noqa: F401 (a fixture)
 
 pytestmark = [
@@ -40,31 +40,16 @@ end
 """
 
 
-@contextmanager
-def bridge(port: int, tmp: Path, interval: str = "0.1") -> Iterator[subprocess.Popen[str]]:
+def bridging(
+    port: int, tmp: Path, interval: str = "0.1", log: Path | None = None
+) -> AbstractContextManager[Popen[str]]:
     """The bridge with its propagation collection, stopped with SIGTERM on leaving."""
-    command = [
-        *(sys.executable, "-m", "crawldash", "bitnodes-status", "--interval", interval),
-        *("--redis", f"redis://127.0.0.1:{port}/0", "--out", str(tmp / "status.json")),
+    return bridge(
+        *("--interval", interval, "--redis", f"redis://127.0.0.1:{port}/0"),
+        *("--out", str(tmp / "status.json")),
         *("--propagation-interval", "0.2", "--propagation-dir", str(tmp / "kept")),
-    ]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=30)
-
-
-def log_of(process: subprocess.Popen[str]) -> str:
-    """Its standard error, once it has ended on SIGTERM as a clean exit."""
-    assert process.poll() is None, process.communicate()[1]  # still running
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 0, stderr
-    assert "Traceback" not in stderr, stderr
-    return stderr
+        log=log,
+    )
 
 
 def good_data(client: redis.Redis) -> None:
@@ -75,20 +60,35 @@ def good_data(client: redis.Redis) -> None:
     client.expire(f"rtt:{GOOD_NODE}", 10_800)
 
 
-def passes(tmp: Path, count: int = 3) -> None:
-    """Wait for ``count`` rewrites of the blocks file's neighbour, the status, and for the
-    good block to be kept: several propagation passes have run."""
+def passes(tmp: Path, client: redis.Redis, blocks: int = 1, count: int = 3) -> None:
+    """Wait for ``blocks`` blocks to be kept, then for ``count`` rewrites of the status and
+    ``count`` propagation passes more: nothing is said twice."""
     kept = tmp / "kept"
-    wait_until(lambda: len((read_blocks(kept) or NONE_KEPT).blocks) >= 1)
+    wait_until(lambda: len((read_blocks(kept) or NONE_KEPT).blocks) >= blocks)
     for _ in range(count):
         rewritten(tmp / "status.json")
-    time.sleep(0.6)  # a few propagation passes more: nothing said twice
+    propagation_passes(client, count)
 
 
 def rewritten(path: Path) -> None:
-    """Wait for ``path`` to be written again."""
-    written = path.stat().st_mtime_ns
-    wait_until(lambda: path.stat().st_mtime_ns > written)
+    """Wait for ``path`` to be written again, or for the first time: the collector's thread
+    may keep a block before the status's thread has written the status once."""
+    written = mtime_of(path)
+    wait_until(lambda: mtime_of(path) > written)
+
+
+def holds(check: Callable[[], bool]) -> bool:
+    try:
+        return check()
+    except OSError:
+        return False
+
+
+def mtime_of(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
 
 
 def latency_count(kept: Path, address: str) -> int:
@@ -105,10 +105,10 @@ def test_an_infinite_elapsed_is_null_and_the_status_still_written(
     client = redis.Redis(port=redis_port)
     good_data(client)
     client.rpush("elapsed", "[Infinity, 5]")
-    with bridge(redis_port, tmp_path) as process:
+    with bridging(redis_port, tmp_path) as process:
         wait_until(lambda: read(tmp_path / "status.json") is not None)
-        passes(tmp_path)
-        stderr = log_of(process)
+        passes(tmp_path, client)
+        stderr = stopped(process)
     status = read(tmp_path / "status.json") or {}
     assert (status["state"], status["last_elapsed"], status["last_crawl_at"]) == (
         "running",
@@ -125,9 +125,9 @@ def test_a_huge_state_is_cut_to_64_characters(
     client = redis.Redis(port=redis_port)
     good_data(client)
     client.set("crawl:master:state", "x" * 5_000_000)
-    with bridge(redis_port, tmp_path) as process:
+    with bridging(redis_port, tmp_path) as process:
         wait_until(lambda: read(tmp_path / "status.json") is not None)
-        log_of(process)
+        stopped(process)
     assert (read(tmp_path / "status.json") or {})["state"] == "x" * 64
     assert (tmp_path / "status.json").stat().st_size < 1000
 
@@ -163,9 +163,9 @@ def test_a_bad_value_is_skipped_and_said_once(
     put, said = BAD_VALUES[case]
     put(client)
     client.expire("rtt:1.2.3.4-8333", 10_800)
-    with bridge(redis_port, tmp_path) as process:
-        passes(tmp_path)
-        stderr = log_of(process)
+    with bridging(redis_port, tmp_path) as process:
+        passes(tmp_path, client, blocks=2 if case == "binv infinite" else 1)
+        stderr = stopped(process)
     kept = tmp_path / "kept"
     assert latency_count(kept, "203.0.113.5:8333") == 1  # the good data is kept beside
     assert latency_count(kept, "1.2.3.4:8333") == 0  # the bad value is not
@@ -181,6 +181,11 @@ def test_a_bad_value_is_skipped_and_said_once(
     assert said in warnings[0]
 
 
+# The two causes of the flood, as the bridge says them: 20,000 keys of each, more than it
+# remembers having said (redis_values.MAX_REMEMBERED), so each pass says them again.
+WHOLE_PASS = (("binv:", "sorted set of a block hash"), ("rtt:", "list"))
+
+
 def test_a_flood_of_bad_keys_is_a_line_per_cause(
     redis_port: int,  # noqa: F811
     tmp_path: Path,
@@ -192,13 +197,20 @@ def test_a_flood_of_bad_keys_is_a_line_per_cause(
         pipe.set(f"binv:{i:064x}", "a string, not a sorted set")
         pipe.set(f"rtt:10.9.{i // 250}.{i % 250}-8333", "a string, not a list")
     pipe.execute()
-    with bridge(redis_port, tmp_path, interval="0.5") as process:
-        passes(tmp_path, 2)
-        stderr = log_of(process)
+    log = tmp_path / "bridge.log"
+    whole = [f"{cause} keys, no {kind} (20000 this pass" for cause, kind in WHOLE_PASS]
+    with bridging(redis_port, tmp_path, interval="0.5", log=log) as process:
+        passes(tmp_path, client, count=2)
+        # A pass reads blocks for a few seconds at most: on a busy machine the first pass
+        # meets only some of the bad binv: keys, and a later one all of them.
+        wait_until(lambda: all(line in log.read_text() for line in whole))
+        stderr = stopped(process, log)
     warnings = [line for line in stderr.splitlines() if " WARNING " in line]
-    assert 2 <= len(warnings) <= 10, warnings  # a line per cause and pass, at most
-    assert any("20000" in line and "binv:" in line for line in warnings), warnings
-    assert any("20000" in line and "rtt:" in line for line in warnings), warnings
+    by_cause = [
+        sum(f"skipped {cause} keys" in line for line in warnings) for cause, _ in WHOLE_PASS
+    ]
+    assert sum(by_cause) == len(warnings), warnings  # nothing but the two causes
+    assert abs(by_cause[0] - by_cause[1]) <= 1, warnings  # a line per cause and pass
 
 
 def peak_memory_mb(pid: int) -> float:
@@ -212,26 +224,48 @@ def test_a_huge_block_is_read_bounded_while_the_status_keeps_its_interval(
     redis_port: int,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    client = redis.Redis(port=redis_port)
+    # Filling takes seconds on a busy machine: past redis-py's 5 s default, the EVAL would
+    # be sent again, and refused as BUSY while the first still runs.
+    client = redis.Redis(port=redis_port, socket_timeout=PATIENCE)
     good_data(client)
     client.eval(FILL, 1, f"binv:{BAD_BLOCK}", 1_000_000, T0)
     for number in range(3, 6):  # four such blocks
         client.copy(f"binv:{BAD_BLOCK}", f"binv:{str(number) * 64}")
     status, kept = tmp_path / "status.json", tmp_path / "kept"
-    longest, last_write = 0.0, None
-    with bridge(redis_port, tmp_path) as process:
+    with bridging(redis_port, tmp_path) as process:
         wait_until(status.exists)
-        last, deadline = status.stat().st_mtime_ns, time.monotonic() + 60
-        last_write = time.monotonic()
-        while len((read_blocks(kept) or NONE_KEPT).blocks) < 5 and time.monotonic() < deadline:
-            time.sleep(0.02)
-            if (mtime := status.stat().st_mtime_ns) != last:
-                longest = max(longest, time.monotonic() - last_write)
-                last, last_write = mtime, time.monotonic()
+        reading = status_rate(status, lambda: len((read_blocks(kept) or NONE_KEPT).blocks) >= 5)
+        ended = time.monotonic() + min(max(reading.seconds, 2.0), 5.0)
+        after = status_rate(status, lambda: time.monotonic() > ended)  # nothing left to read
         peak = peak_memory_mb(process.pid)
-        log_of(process)
+        stopped(process)
     blocks = {block.hash: block for block in (read_blocks(kept) or NONE_KEPT).blocks}
     assert len(blocks) == 5
     assert blocks[BAD_BLOCK].nodes == 100_000  # the earliest read, not the million
-    assert longest < 1.5  # the status kept its 0.1 s interval, give or take a busy machine
+    # The status kept its interval while the blocks were read: its rate then is near its
+    # rate after, on this machine as busy as it is (a status that waited for the reading
+    # would be written once a pass, or not at all).
+    assert reading.per_second > after.per_second / 2, (reading, after)
     assert peak < 200, peak
+
+
+class Rate(NamedTuple):
+    writes: int
+    seconds: float
+
+    @property
+    def per_second(self) -> float:
+        return self.writes / self.seconds
+
+
+def status_rate(status: Path, done: Callable[[], bool]) -> Rate:
+    """How often ``status`` is rewritten until ``done()`` (within PATIENCE); an OSError
+    (the kept file caught as the bridge replaces it) counts as not done."""
+    started = time.monotonic()
+    last, writes = mtime_of(status), 0
+    while not holds(done):
+        assert time.monotonic() - started < PATIENCE, "not done"
+        time.sleep(0.01)
+        if (now := mtime_of(status)) != last:
+            last, writes = now, writes + 1
+    return Rate(writes, time.monotonic() - started)

@@ -3,29 +3,23 @@ a real server over a socket, cold starts repeated, answers counted against the f
 
 from __future__ import annotations
 
-import json
 import random
 import time
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from crawldash.demo.fake_crawler import generate_crawls
 
 from .factories import write_snapshot
+from .helpers import get
 from .process import serving, wait_until
 
 CRAWLS, NODES, COLD_STARTS = 61, 14_000, 4
 
 
-def get(base: str, path: str) -> Any:
-    with urllib.request.urlopen(f"{base}{path}", timeout=30) as response:
-        return json.loads(response.read())
-
-
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # four cold starts over 61 real-size crawls, CPU-bound
 def test_cold_starts_count_presence_and_unique_over_every_crawl(tmp_path: Path):
     data_dir, shuffle = tmp_path / "data", random.Random(7)
     end = int(time.time()) // 600 * 600 - 600
@@ -41,11 +35,11 @@ def test_cold_starts_count_presence_and_unique_over_every_crawl(tmp_path: Path):
     probes = sorted((a for a, n in seen.items() if 0 < n < CRAWLS - 2), key=lambda a: seen[a])[-5:]
     for run in range(COLD_STARTS):
         with serving(data_dir, tmp_path / f"state{run}") as base:
-            wait_until(lambda: get(base, "/api/status")["history_complete"], within=120)
-            unique = get(base, "/api/unique?window=31536000")
-            assert (len(get(base, "/api/history")), unique["crawls"]) == (CRAWLS, CRAWLS), run
+            wait_until(lambda: get(f"{base}/api/status")["history_complete"], within=120)
+            unique = get(f"{base}/api/unique?window=31536000")
+            assert (len(get(f"{base}/api/history")), unique["crawls"]) == (CRAWLS, CRAWLS), run
             assert unique["unique"] == len(seen), run
             for address in probes:
-                runs = get(base, f"/api/presence?address={address}&limit={CRAWLS}")
+                runs = get(f"{base}/api/presence?address={address}&limit={CRAWLS}")
                 assert sum(r["crawls"] for r in runs) == CRAWLS, (run, address)
                 assert sum(r["crawls"] for r in runs if r["present"]) == seen[address], run

@@ -13,7 +13,8 @@ from crawldash.crawl import count
 from crawldash.crawl.count import CrawlCount, count_nodes, read_counts
 from crawldash.crawl.decode import Rules
 
-from .factories import I2P, ONION, export_body, row, rows, write_snapshot
+from .factories import I2P, ONION, row, rows
+from .helpers import write_crawls
 
 TS = 1_700_000_000
 
@@ -34,7 +35,7 @@ def test_a_run_has_the_networks_of_each_crawl_counted_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, known_max: int
 ):
     monkeypatch.setattr(count, "KNOWN_MAX", known_max)
-    paths = [write_snapshot(tmp_path, TS + 600 * i, export_body(crawl_rows(i))) for i in range(6)]
+    paths = write_crawls(tmp_path, crawl_rows, 6, TS)
     counted = read_counts(paths, Rules(10**7))
     for path, run_count in zip(paths, counted, strict=True):
         assert isinstance(run_count, CrawlCount)

@@ -27,6 +27,7 @@ from crawldash.live.stores.presence import Presence
 
 from .conftest import eventually
 from .factories import I2P, ONION, api_body, export_body, row, rows, write_snapshot
+from .process import PATIENCE
 
 TS = 1_700_000_000
 
@@ -66,7 +67,7 @@ async def count_the_backlog(refresher: Refresher) -> None:
         return refresher.state.history_complete
 
     try:
-        await eventually(complete, within=30)
+        await eventually(complete)
     finally:
         task.cancel()
 
@@ -224,7 +225,7 @@ async def test_a_refresh_waits_for_one_record_never_for_a_batch(tmp_path: Path):
     lock = asyncio.Lock()
     counting = Counting(State(history_size=10), Rejections(), slow_count, read_ahead=3)  # type: ignore[arg-type]
     task = asyncio.create_task(counting.count(listing, listing.newest_first, lock))
-    await asyncio.wait_for(three_read.wait(), 5)
+    await asyncio.wait_for(three_read.wait(), PATIENCE)
     assert reading == listing.newest_first[:3]  # read ahead, in order
     async with lock:  # what a refresh takes: free while the batch is read
         pass

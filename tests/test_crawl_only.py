@@ -15,7 +15,7 @@ from crawldash.crawl.count import count_nodes
 from crawldash.crawl.decode import decode_snapshot
 from crawldash.crawl.files import LoadError
 
-from .conftest import Client, Serve, eventually, until_served
+from .conftest import Client, Serve, json_of, until_complete, until_served
 from .factories import ONION, export_body, row, write_snapshot, write_status
 
 TS = 1_700_000_000
@@ -51,23 +51,13 @@ async def crawled(serve: Serve, data_dir: Path) -> Client:
     write_status(data_dir, updated_at=TS + 600 * (CRAWLS - 1))
     client = await serve()
     await until_served(client, TS + 600 * (CRAWLS - 1))
-
-    async def counted() -> bool:
-        return bool((await (await client.get("/api/status")).json())["history_complete"])
-
-    await eventually(counted, within=10)
+    await until_complete(client)
     return client
-
-
-async def get_json(client: Client, path: str) -> Any:
-    response = await client.get(path)
-    assert response.status == 200, (path, response.status, await response.text())
-    return await response.json()
 
 
 async def test_the_snapshot_check_and_status_show_what_the_crawl_has(crawled: Client):
     latest = TS + 600 * (CRAWLS - 1)
-    snapshot = await get_json(crawled, "/api/snapshot")
+    snapshot = await json_of(crawled, "/api/snapshot")
     assert snapshot["timestamp"] == latest
     assert snapshot["total_nodes"] == 4  # the odd last crawl has the joiner
     assert snapshot["latest_height"] == 900_000 + CRAWLS - 1
@@ -80,7 +70,7 @@ async def test_the_snapshot_check_and_status_show_what_the_crawl_has(crawled: Cl
     assert snapshot["nodes"][f"{ONION}:8333"] == [*NULLS_BEFORE, 3081, 0, *NULLS_AFTER]
     assert f"[{IPV6}]:8333" in snapshot["nodes"]
 
-    check = await get_json(crawled, f"/api/check?address={JOINER}:8334")
+    check = await json_of(crawled, f"/api/check?address={JOINER}:8334")
     assert check["reachable"] is True
     assert check["node"] == {
         "protocol_version": None,
@@ -99,39 +89,39 @@ async def test_the_snapshot_check_and_status_show_what_the_crawl_has(crawled: Cl
     }
     assert check["presence"]["crawls"] == CRAWLS
     assert check["presence"]["seen"] == CRAWLS // 2
-    status = await get_json(crawled, "/api/status")
+    status = await json_of(crawled, "/api/status")
     assert status["snapshot_timestamp"] == latest
     assert status["history_complete"] is True
 
 
 async def test_the_history_presence_and_changes_count_every_crawl(crawled: Client):
-    history = await get_json(crawled, "/api/history?limit=100")
+    history = await json_of(crawled, "/api/history?limit=100")
     assert [point["timestamp"] for point in history] == [TS + 600 * i for i in range(CRAWLS)]
     assert [point["reachable"] for point in history] == [3 + i % 2 for i in range(CRAWLS)]
-    by_network = await get_json(crawled, "/api/history?limit=100&by=network")
+    by_network = await json_of(crawled, "/api/history?limit=100&by=network")
     assert by_network[0]["networks"] == {"ipv4": 1, "ipv6": 1, "onion": 1, "i2p": 0, "cjdns": 0}
     assert by_network[1]["networks"]["ipv4"] == 2
 
-    presence = await get_json(crawled, f"/api/presence?address={JOINER}:8334")
+    presence = await json_of(crawled, f"/api/presence?address={JOINER}:8334")
     assert [run["present"] for run in presence] == [False, True] * (CRAWLS // 2)
-    changes = await get_json(crawled, "/api/changes")
+    changes = await json_of(crawled, "/api/changes")
     assert changes["joined"] == [f"{JOINER}:8334"]
     assert changes["left"] == []
 
 
 async def test_breakdowns_count_the_missing_fields_under_null(crawled: Client):
     for by in BY:
-        body = await get_json(crawled, f"/api/breakdown?by={by}")
+        body = await json_of(crawled, f"/api/breakdown?by={by}")
         assert sum(r["nodes"] for r in body["rows"]) == (4 if by != "services" else 15), by
     for by in ("country", "asn", "user_agent", "version"):
-        rows = (await get_json(crawled, f"/api/breakdown?by={by}"))["rows"]
+        rows = (await json_of(crawled, f"/api/breakdown?by={by}"))["rows"]
         assert rows == [{"value": None, "nodes": 4, "share": 1.0}], by
-    heights = (await get_json(crawled, "/api/breakdown?by=height"))["rows"]
+    heights = (await json_of(crawled, "/api/breakdown?by=height"))["rows"]
     assert {r["value"]: r["nodes"] for r in heights} == {"consensus": 3, "behind_more": 1}
 
 
 async def test_node_lists_filter_sort_and_export_without_the_fields(crawled: Client):
-    listed = await get_json(crawled, "/api/nodes?limit=10")
+    listed = await json_of(crawled, "/api/nodes?limit=10")
     assert listed["count"] == 4
     first = listed["results"][0]
     assert first["address"] == f"{JOINER}:8334"
@@ -141,13 +131,13 @@ async def test_node_lists_filter_sort_and_export_without_the_fields(crawled: Cli
     in_address_order = [node["address"] for node in listed["results"]]
     for sort in ("user_agent", "version", "connected_since", "country"):
         for descending, order in (("", in_address_order), ("-", in_address_order[::-1])):
-            found = await get_json(crawled, f"/api/nodes?sort={descending}{sort}")
+            found = await json_of(crawled, f"/api/nodes?sort={descending}{sort}")
             assert [node["address"] for node in found["results"]] == order, sort
-    assert (await get_json(crawled, "/api/nodes?version=70016"))["count"] == 0
-    assert (await get_json(crawled, "/api/nodes?country=DE"))["count"] == 0
-    assert (await get_json(crawled, "/api/nodes?services=P2P_V2"))["count"] == 2  # 3081
-    assert (await get_json(crawled, f"/api/nodes?q={STEADY}"))["count"] == 1
-    assert (await get_json(crawled, "/api/nodes?network=onion"))["count"] == 1
+    assert (await json_of(crawled, "/api/nodes?version=70016"))["count"] == 0
+    assert (await json_of(crawled, "/api/nodes?country=DE"))["count"] == 0
+    assert (await json_of(crawled, "/api/nodes?services=P2P_V2"))["count"] == 2  # 3081
+    assert (await json_of(crawled, f"/api/nodes?q={STEADY}"))["count"] == 1
+    assert (await json_of(crawled, "/api/nodes?network=onion"))["count"] == 1
 
     csv = await crawled.get("/api/nodes?format=csv")
     assert csv.status == 200
@@ -160,22 +150,22 @@ async def test_node_lists_filter_sort_and_export_without_the_fields(crawled: Cli
 
 
 async def test_the_v1_routes_answer_with_null_fields(crawled: Client):
-    listed = await get_json(crawled, "/api/v1/snapshots/?limit=100")
+    listed = await json_of(crawled, "/api/v1/snapshots/?limit=100")
     assert listed["count"] == CRAWLS
-    latest = await get_json(crawled, "/api/v1/snapshots/latest/")
+    latest = await json_of(crawled, "/api/v1/snapshots/latest/")
     assert latest["nodes"][f"{JOINER}:8334"][:4] == [None, None, None, 1037]
-    older = await get_json(crawled, f"/api/v1/snapshots/{TS}/")  # decoded on request
+    older = await json_of(crawled, f"/api/v1/snapshots/{TS}/")  # decoded on request
     assert older["total_nodes"] == 3
     assert older["nodes"][f"{STEADY}:8333"] == [*NULLS_BEFORE, 3081, 900_000, *NULLS_AFTER]
-    coordinates = await get_json(crawled, f"/api/v1/snapshots/{TS}/?field=coordinates")
+    coordinates = await json_of(crawled, f"/api/v1/snapshots/{TS}/?field=coordinates")
     assert coordinates["coordinates"] == []  # no node has a place on a map
-    agents = await get_json(crawled, f"/api/v1/snapshots/{TS}/?field=user_agents")
+    agents = await json_of(crawled, f"/api/v1/snapshots/{TS}/?field=user_agents")
     assert agents["user_agents"] == []
 
-    node = await get_json(crawled, f"/api/v1/nodes/{STEADY}-8333/")
+    node = await json_of(crawled, f"/api/v1/nodes/{STEADY}-8333/")
     assert node["status"] == "UP"
     assert node["data"] == [*NULLS_BEFORE, 3081, 900_000 + CRAWLS - 1, *NULLS_AFTER]
-    nodes = await get_json(crawled, "/api/v1/nodes/")
+    nodes = await json_of(crawled, "/api/v1/nodes/")
     assert nodes["count"] == 4
     assert all(item["data"][0] is None for item in nodes["results"])
 

@@ -16,6 +16,7 @@ from crawldash.app import NETWORKS
 
 from .conftest import Client, Serve, eventually
 from .factories import export_body, rows, write_snapshot
+from .process import PATIENCE
 from .test_events import TS, dechunk, read_event
 
 RECEIVE_BUFFER = 4096  # each silent reader's: the kernel's least, so buffers fill at once
@@ -64,7 +65,7 @@ async def statuses(readers: list[socket.socket]) -> list[int]:
     async def answered() -> bool:
         return all(status_of(sock) is not None for sock in readers)
 
-    await eventually(answered, within=30)
+    await eventually(answered)
     return [status_of(sock) or 0 for sock in readers]
 
 
@@ -75,11 +76,11 @@ async def newcomer(client: Client) -> tuple[int, dict[str, object] | None]:
     )
     try:
         writer.write(b"GET /api/events HTTP/1.1\r\nHost: c\r\n\r\n")
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), PATIENCE)
         status = int(head.split()[1])
         if status != 200:
             return status, None
-        event, data = await asyncio.wait_for(read_event(await dechunk(reader)), 10)
+        event, data = await asyncio.wait_for(read_event(await dechunk(reader)), PATIENCE)
         return status, {"event": event, **data}
     finally:
         writer.close()
@@ -126,7 +127,7 @@ async def test_a_reader_that_stops_reading_is_dropped(serve: Serve, data_dir, so
     while broadcaster.subscribers and sent < BUDGET:
         broadcaster.publish("status")
         sent += len(broadcaster.current()[-1])
-        await eventually(taken, within=30)
+        await eventually(taken)
     status, first = await newcomer(client)
     assert status == 200, f"the silent readers still hold every slot after {sent} bytes each"
     assert first is not None
@@ -150,7 +151,7 @@ async def test_an_ipv6_client_is_counted_by_its_prefix(serve: Serve, data_dir):
         held.append(writer)
         request = f"GET /api/events HTTP/1.1\r\nHost: c\r\nX-Forwarded-For: {forwarded}\r\n\r\n"
         writer.write(request.encode())
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), PATIENCE)
         assert int(head.split()[1]) == expected, forwarded
     for writer in held:
         writer.close()

@@ -14,6 +14,7 @@ from crawldash.web.events import QUEUE_SIZE
 
 from .conftest import Client, eventually, watching
 from .factories import I2P, ONION, export_body, row, rows, write_snapshot, write_status
+from .process import PATIENCE
 
 TS = 1_700_000_000
 
@@ -67,7 +68,7 @@ async def test_subscriber_gets_current_state_then_a_new_snapshot(serve, data_dir
     assert first[1][0] == "status"
     assert first[1][1]["state"] == "running"
     write_snapshot(data_dir, TS + 600, export_body(rows(8)))
-    event, data = await asyncio.wait_for(read_event(stream), 5)
+    event, data = await asyncio.wait_for(read_event(stream), PATIENCE)
     assert (event, data["timestamp"], data["total_nodes"]) == ("snapshot", TS + 600, 8)
     served = await (await client.get("/api/snapshot")).json()
     assert served["timestamp"] == TS + 600  # the event came once it was served
@@ -96,7 +97,7 @@ async def test_on_the_snapshot_event_every_answer_is_about_the_new_crawl(
         await read_event(stream)
     upgraded = row("203.0.113.1", agent="/Satoshi:28.0.0/")
     write_snapshot(data_dir, TS + 600, export_body([upgraded, row("198.51.100.9")]))
-    event, data = await asyncio.wait_for(read_event(stream), 5)
+    event, data = await asyncio.wait_for(read_event(stream), PATIENCE)
     assert (event, data["timestamp"]) == ("snapshot", TS + 600)
     profile = await client.get("/api/profile", params={"address": "203.0.113.1:8333"})
     history = await (await client.get("/api/history")).json()
@@ -203,7 +204,7 @@ async def test_head_of_the_event_stream_is_headers_alone(serve, data_dir):
     assert b"text/event-stream" in head
     assert not client.app[NETWORKS][0].events.subscribers
     writer.write(b"GET /api/status HTTP/1.1\r\nHost: c\r\n\r\n")
-    answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), PATIENCE)
     assert answer.startswith(b"HTTP/1.1 200 "), answer  # not a stray stream frame first
     writer.close()
     streamed = await subscribe(client)  # the one slot is free

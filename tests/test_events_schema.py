@@ -16,6 +16,7 @@ from crawldash.web.schema.events import EVENT_KINDS
 
 from .conftest import Serve, until_served, watching
 from .factories import export_body, rows, write_snapshot, write_status
+from .process import PATIENCE
 from .test_events import dechunk, subscribe
 
 TS = 1_700_000_000
@@ -57,8 +58,8 @@ async def test_every_event_sent_is_one_the_document_describes(serve: Serve, data
     stream = await dechunk(reader)
     events = [await read_fields(stream) for _ in range(2)]  # the current snapshot and status
     write_snapshot(data_dir, TS + 600, export_body(rows(5)))
-    events.append(await asyncio.wait_for(read_fields(stream), 5))  # the new snapshot's
-    events.append(await asyncio.wait_for(read_fields(stream), 5))  # and the status after it
+    events.append(await asyncio.wait_for(read_fields(stream), PATIENCE))  # the new snapshot's
+    events.append(await asyncio.wait_for(read_fields(stream), PATIENCE))  # and the status after it
     writer.close()
 
     assert [event["event"] for event in events] == ["snapshot", "status", "snapshot", "status"]

@@ -1,20 +1,26 @@
-"""A new crawl is served in two steps: its plain snapshot (and the status naming it) as
-soon as the loader has encoded it, then everything else; a load's part sent ahead reaches
-the caller before its reply."""
+"""A new crawl is served from one moment, every answer at once, as soon as the loader has
+made it; the compressed codings of its bodies follow (and are made on request meanwhile).
+A load's part sent ahead reaches the caller before its reply."""
 
 from __future__ import annotations
 
+import gzip
+import json
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from crawldash.app import NETWORKS
-from crawldash.crawl.files import FileVersion, LoadError
-from crawldash.live.bodies import represent
+from crawldash.crawl.decode import Rules
+from crawldash.crawl.files import LoadError
 from crawldash.live.loader.client import LoaderClient
-from crawldash.live.snapshot.prepared import FirstAnswers
+from crawldash.live.snapshot.making import in_two
+from crawldash.live.snapshot.prepared import PreparedSnapshot, read_snapshot
 from crawldash.live.state import State
+from crawldash.live.stores.history import HistoryEntry
 
 from .conftest import eventually, until_served, watching
 from .factories import export_body, rows, write_snapshot
@@ -43,6 +49,19 @@ async def test_a_part_sent_ahead_reaches_the_caller_before_the_reply(tmp_path: P
         await loader.close()
 
 
+async def test_a_head_starts_parts_reach_the_caller_that_takes_its_result():
+    loader = LoaderClient()
+    loader.head_start(part_then_reply)  # the newest crawl, loaded while the server starts
+    loader.start()
+    parts: list[object] = []
+    try:
+        assert await loader.run(part_then_reply, on_part=parts.append) == "replied"
+        assert parts == ["ahead"]  # the crawl sent ahead is served from the head start too
+        assert loader.runs == 1
+    finally:
+        await loader.close()
+
+
 async def test_in_a_thread_there_is_nothing_to_send_ahead_of(tmp_path: Path):
     loader = LoaderClient()  # not started: calls run in a thread
     parts: list[object] = []
@@ -65,26 +84,40 @@ async def test_a_call_that_dies_after_its_part_is_still_a_death(tmp_path: Path):
         await loader.close()
 
 
-def first_answers(timestamp: int) -> FirstAnswers:
-    body = b'{"timestamp": %d}' % timestamp
-    return FirstAnswers(timestamp, 3, 900_000, represent(body, timestamp), FileVersion(1, 2))
+def crawl_without_codings(timestamp: int) -> PreparedSnapshot:
+    """A crawl as the loader sends it ahead: every answer, its bodies in identity."""
+    path = write_snapshot(Path(tempfile.mkdtemp()), timestamp, export_body(rows(3)))
+    snapshot, version = read_snapshot(path, Rules(10**6))
+    served, _ = in_two(snapshot, version)
+    assert served is not None
+    return served
 
 
-def test_first_answers_name_the_crawl_until_it_is_served_whole_or_dropped():
+async def test_until_its_codings_come_a_crawl_is_served_in_identity_or_coded_now():
     state = State(history_size=10, clock=lambda: TS + 60)
     told: list[str] = []
     state.listeners.append(told.append)
-    state.set_first(first_answers(TS))
+    served = crawl_without_codings(TS)
+    await state.switch_to(served, HistoryEntry(TS, 3))
+    assert told == ["snapshot", "status"]  # told once, when every answer is about it
     assert state.status_at(TS + 60).snapshot_timestamp == TS
-    assert state.snapshot_body("gzip", identity_ok=True) == first_answers(TS).identity
-    assert state.snapshot_body("gzip", identity_ok=False) is None  # no other coding yet
-    assert told == []  # the whole crawl, when it comes, is the event
-    state.drop_first()
-    assert state.status_at(TS + 60).snapshot_timestamp is None
-    assert state.snapshot_body("identity", identity_ok=True) is None
+    assert state.history.recent(1)[0].timestamp == TS
+    assert state.presence.newest() == TS
+    assert state.first is served  # its codings are still to come
+    assert state.snapshot_body("gzip", identity_ok=True) == served.identity
+    assert state.snapshot_body("gzip", identity_ok=False) is None  # made by snapshot_in
+    gzipped = await state.snapshot_in("gzip", identity_ok=False)
+    assert gzipped is not None
+    assert gzipped.encoding == "gzip"
+    assert gzip.decompress(gzipped.body) == served.identity.body
+    # The breakdowns' and the map's codings are made on request meanwhile, of this crawl.
+    assert served.breakdowns["network"].body(20, "br").encoding == "br"
+    assert json.loads(gzip.decompress(served.map.body(None, "gzip").body))["timestamp"] == TS
 
 
-async def test_the_plain_snapshot_is_served_ahead_of_the_rest(serve, data_dir):
+async def test_every_answer_names_a_new_crawl_from_the_moment_the_status_does(
+    serve, data_dir, monkeypatch
+):
     now = int(time.time())
     new, older = now - 10, now - 900  # the next crawl was due 300 s ago: answers expire
     write_snapshot(data_dir, now - 1500, export_body(rows(40)))
@@ -92,35 +125,33 @@ async def test_the_plain_snapshot_is_served_ahead_of_the_rest(serve, data_dir):
     client = await serve()
     await until_served(client, older)
     await watching(client)
-    state = client.app[NETWORKS][0].state
-    seen: list[tuple[int, int]] = []  # (first answers', whole snapshot's) timestamps
-    set_first = state.set_first
+    state: State = client.app[NETWORKS][0].state
+    max_ages: list[int | None] = []  # what the answers about the older crawl said
+    switch_to = state.switch_to
 
-    max_ages: list[int | None] = []  # what the answers still about the older crawl say
-
-    def look(first: FirstAnswers) -> None:
+    async def look(
+        served: PreparedSnapshot, entry: HistoryEntry, with_it: Callable[[], None] | None = None
+    ) -> bool:
         max_ages.append(state.seconds_to_next_crawl())
-        set_first(first)
-        max_ages.append(state.seconds_to_next_crawl())
-        if state.first is not None and state.snapshot is not None:
-            seen.append((state.first.timestamp, state.snapshot.timestamp))
+        return await switch_to(served, entry, with_it)
 
-    state.set_first = look
+    monkeypatch.setattr(state, "switch_to", look)
     write_snapshot(data_dir, new, export_body(rows(60_000, first_octet=10)))
 
     async def status_names_it() -> bool:
         status = await (await client.get("/api/status")).json()
         return bool(status["snapshot_timestamp"] == new)
 
-    await eventually(status_names_it, within=30)
-    # As soon as the status names it, the snapshot is it, whatever coding was asked for.
+    await eventually(status_names_it)
+    # As soon as the status names it, so does every answer, whatever coding was asked for.
     plain = await client.get("/api/snapshot", headers={"Accept-Encoding": "gzip, br"})
     assert (await plain.json())["timestamp"] == new
-    assert seen == [(new, older)]  # served ahead of the rest, once
-    assert max_ages == [0, 0]  # caches keep the older crawl's answers no longer
+    breakdown = await (await client.get("/api/breakdown?by=network")).json()
+    assert breakdown["timestamp"] == new
+    history = await (await client.get("/api/history?limit=1")).json()
+    assert history[-1]["timestamp"] == new
+    assert max_ages == [0]  # caches kept the older crawl's answers no longer
     await until_served(client, new)
     gzipped = await client.get("/api/snapshot", headers={"Accept-Encoding": "gzip"})
     assert gzipped.headers["Content-Encoding"] == "gzip"
     assert (await gzipped.json())["total_nodes"] == 60_000
-    breakdown = await (await client.get("/api/breakdown?by=network")).json()
-    assert breakdown["timestamp"] == new

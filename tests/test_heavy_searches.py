@@ -18,7 +18,7 @@ from crawldash.live.snapshot.catalog import NodeCatalog, NodeFilter
 from crawldash.models import NodeRow
 from crawldash.web import node_answers, nodes
 
-from .conftest import Client, until_served
+from .conftest import Client, json_of, until_served
 from .factories import export_body, rows, write_snapshot
 
 TS = 1_700_000_000
@@ -53,8 +53,8 @@ async def test_status_is_answered_between_the_steps_of_heavy_searches(
     await until_served(client, TS, within=60)
     search = (f"/api/nodes?q={letter}&limit=1000" for letter in itertools.cycle(LETTERS))
     # Warm: every connection is open, and the crawl's search texts are cut, before measuring.
-    await asyncio.gather(*(answer(client, next(search)) for _ in range(heavy)))
-    await answer(client, "/api/status")
+    await asyncio.gather(*(json_of(client, next(search)) for _ in range(heavy)))
+    await json_of(client, "/api/status")
 
     async def searching() -> None:
         for _ in range(SEARCHES):
@@ -69,7 +69,7 @@ async def test_status_is_answered_between_the_steps_of_heavy_searches(
     waits = []
     while not all(task.done() for task in searchers):
         started = time.thread_time()
-        assert (await answer(client, "/api/status"))["snapshot_timestamp"] == TS
+        assert (await json_of(client, "/api/status"))["snapshot_timestamp"] == TS
         waits.append(time.thread_time() - started)
     await asyncio.gather(*searchers)
     # A search made at once holds the loop to its end: status is answered only between
@@ -79,12 +79,6 @@ async def test_status_is_answered_between_the_steps_of_heavy_searches(
     # and in turns, status is answered many times, each answer behind a step or two.
     assert len(waits) >= heavy * SEARCHES, waits
     assert statistics.median(waits) <= WAIT_LIMIT, waits
-
-
-async def answer(client: Client, path: str) -> Any:
-    response = await client.get(path)
-    assert response.status == 200, await response.text()
-    return await response.json()
 
 
 def varied(count: int) -> dict[str, NodeRow]:
@@ -206,7 +200,7 @@ async def test_pages_made_in_steps_are_the_pages_made_at_once(serve, data_dir, s
     listed = await (await client.get("/api/nodes?q=host&format=addresses")).text()
     assert listed.splitlines() == everyone
     wanted = [address for address in reversed(everyone) if ".1" in address]
-    page = await answer(client, "/api/nodes?q=.1&sort=-address&limit=1000&page=2")
+    page = await json_of(client, "/api/nodes?q=.1&sort=-address&limit=1000&page=2")
     assert page["count"] == len(wanted) > 1000 + 2 * SMALL_ROWS
     assert [node["address"] for node in page["results"]] == wanted[1000:2000]
     table = await (await client.get("/api/nodes?q=.1&sort=-address&format=csv")).text()

@@ -24,6 +24,7 @@ from crawldash.settings.serve import Settings
 
 from .conftest import eventually
 from .factories import export_body, rows, write_snapshot
+from .process import PATIENCE
 
 TS = 1_700_000_000
 
@@ -254,13 +255,13 @@ async def test_the_index_is_written_at_most_once_a_minute_unless_flushed(tmp_pat
     assert len(state.history) == 3
     assert saver.waiting  # the burst waits out the minute
     assert on_disk() == [TS]
-    await asyncio.wait_for(saver.flush(), 5)
+    await asyncio.wait_for(saver.flush(), PATIENCE)
     assert on_disk() == [TS, TS + 600, TS + 1200]
     write_snapshot(data_dir, TS + 1800, export_body(rows(6)))
     await refresher.refresh()
     assert saver.waiting
     assert on_disk() == [TS, TS + 600, TS + 1200]
-    await asyncio.wait_for(saver.close(), 5)  # shutdown writes what waits
+    await asyncio.wait_for(saver.close(), PATIENCE)  # shutdown writes what waits
     assert on_disk() == [TS, TS + 600, TS + 1200, TS + 1800]
     await refresher.presence_saver.close()
 
@@ -332,13 +333,13 @@ async def test_a_failing_index_save_is_retried_and_reported(aiohttp_client, sett
     async def saved() -> bool:
         return saver.saved_at is not None and saver.error is None
 
-    await eventually(saved, within=10)  # retried with back-off, not given up
+    await eventually(saved)  # retried with back-off, not given up
     presence_saver = client.app[NETWORKS][0].refresher.presence_saver
 
     async def presence_saved() -> bool:  # it failed beside the history, and is retried too
         return presence_saver.error is None
 
-    await eventually(presence_saved, within=10)
+    await eventually(presence_saved)
     assert [e.timestamp for e in HistoryStore.for_data_dir(state_dir, data_dir).load()] == [TS]
     metrics = await (await client.get("/metrics")).text()
     assert "crawldash_history_index_saved_timestamp_seconds" in metrics

@@ -117,11 +117,11 @@ async def test_any_other_error_in_preparing_a_crawl_costs_that_crawl_alone(
         metrics = await scrape(client)
         return metrics.get(key("crawldash_files_rejected_total", kind="unprepared")) == 1
 
-    await eventually(rejected, within=30)
+    await eventually(rejected)
     assert f"file rejected name={now}.json kind=unprepared" in caplog.text
     assert caplog.text.count("OverflowError: int too big to convert") == 2  # reason, trace
     write_snapshot(data_dir, now + 600, export_body(rows(5)))
-    await until_served(client, now + 600, within=30)
+    await until_served(client, now + 600)
     assert client.app[NETWORKS][0].watcher.restarts == 0
     assert (await client.get("/healthz")).status == 200
 
@@ -215,9 +215,9 @@ async def test_a_running_server_serves_each_hostile_crawl_and_goes_on(serve, dat
     for number, body in enumerate(crawls):
         hostile, after = start + 1200 * number, start + 1200 * number + 600
         write_snapshot(data_dir, hostile, body)
-        await until_served(client, hostile, within=30)
+        await until_served(client, hostile)
         write_snapshot(data_dir, after, export_body(rows(3 + number % 2)))
-        await until_served(client, after, within=30)
+        await until_served(client, after)
         assert (await client.get("/healthz")).status == 200
     assert "file rejected" not in caplog.text
     history = await (await client.get(f"/api/history?limit={2 * len(crawls) + 1}")).json()

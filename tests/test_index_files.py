@@ -162,7 +162,7 @@ async def test_a_presence_index_that_cannot_be_saved_is_counted_and_warned_until
     async def saved() -> bool:
         return refresher.presence_saver.error is None and obstacle.is_file()
 
-    await eventually(saved, within=10)  # retried with back-off, not given up
+    await eventually(saved)  # retried with back-off, not given up
     metrics = await scrape(client)
     assert metrics[key("crawldash_index_save_failing", **presence)] == 0
     assert key("crawldash_index_saved_timestamp_seconds", **presence) in metrics
@@ -174,7 +174,7 @@ async def write_and_count(client: Client, crawls: int) -> None:
         status = await (await client.get("/api/status")).json()
         return bool(status["history_complete"]) and len(await history(client)) == crawls
 
-    await eventually(complete, within=10)
+    await eventually(complete)
     await client.app[NETWORKS][0].refresher.saver.flush()
     await client.app[NETWORKS][0].refresher.presence_saver.flush()
 

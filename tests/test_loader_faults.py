@@ -38,12 +38,13 @@ async def status_of(client: Client) -> dict[str, object]:
 async def test_a_stopped_loader_is_killed_said_and_the_load_tried_again(
     serve, data_dir, monkeypatch, caplog
 ):
-    monkeypatch.setattr(rejections, "RETRY_FIRST", 3.0)  # long enough to look at it
+    # Long enough to look at it, on a busy machine too
+    monkeypatch.setattr(rejections, "RETRY_FIRST", 15.0)
     monkeypatch.setattr(past_crawls, "ARCHIVE_WAIT", 0.5)
     write_snapshot(data_dir, NOW - 1200, export_body(rows(3)))
     write_snapshot(data_dir, NOW - 600, export_body(rows(4)))
     write_status(data_dir, state="running")
-    client = await serve(load_timeout=1.5)
+    client = await serve(load_timeout=8.0)  # a fresh loader's load, on a busy machine
     await watching(client)
     loader = client.app[LOADER]
     await loader.warm_up()
@@ -104,7 +105,7 @@ async def test_history_is_not_complete_while_a_crawl_waits_to_be_tried_again(tmp
     data_dir = tmp_path / "data"
     for index in range(3):
         write_snapshot(data_dir, NOW + 600 * index, export_body(rows(3 + index)))
-    loader = LoaderClient(timeout=1.0)
+    loader = LoaderClient(timeout=8.0)  # a fresh loader's load, on a busy machine
     loader.start()
     now = [time.time()]
     refresher = Refresher(

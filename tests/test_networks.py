@@ -17,14 +17,10 @@ import pytest
 from crawldash.demo.showcase import write_demo
 
 from .factories import write_status
+from .helpers import get
 from .process import serving
 
 NETWORKS = {"mainnet": (1, 300, 6), "testnet4": (2, 120, 4)}  # name: (seed, nodes, files kept)
-
-
-def get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as response:
-        return json.loads(response.read())
 
 
 def error_of(url: str) -> tuple[int, dict[str, Any]]:

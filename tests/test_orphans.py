@@ -12,32 +12,27 @@ from pathlib import Path
 import pytest
 
 from crawldash.archive.backfill import every_core
-from crawldash.demo.fake_crawler import generate_crawls
 
-from .factories import write_snapshot
+from .helpers import write_generated
 from .process import free_port, wait_until
 
 END = int(time.time()) // 600 * 600 - 600
 
 
 def test_counting_processes_end_with_a_killed_server(tmp_path: Path):
-    data = write_crawls(tmp_path / "data", nodes=400, crawls=600)  # a backlog to count
+    data = tmp_path / "data"
+    write_generated(data, nodes=400, crawls=600, end=END)  # a backlog to count
     where = ["--state-dir", str(tmp_path / "state"), "--port", str(free_port())]
     killed_leaves_nothing(["serve", "--data-dir", str(data), *where])
 
 
 @pytest.mark.skipif(every_core() < 2, reason="on one core, crawldash archive runs no pool")
 def test_archive_processes_end_with_a_killed_run(tmp_path: Path):
-    data = write_crawls(tmp_path / "data", nodes=1500, crawls=150)
+    data = tmp_path / "data"
+    write_generated(data, nodes=1500, crawls=150, end=END)
     killed_leaves_nothing(
         ["archive", "--data-dir", str(data), "--archive-dir", str(tmp_path / "archive")]
     )
-
-
-def write_crawls(folder: Path, nodes: int, crawls: int) -> Path:
-    for crawl in generate_crawls(nodes=nodes, crawls=crawls, interval=600, end=END):
-        write_snapshot(folder, crawl.timestamp, crawl.body())
-    return folder
 
 
 def killed_leaves_nothing(arguments: list[str]) -> None:
@@ -47,12 +42,12 @@ def killed_leaves_nothing(arguments: list[str]) -> None:
     crawldash = [sys.executable, "-m", "crawldash", *arguments]
     process = subprocess.Popen(crawldash, stderr=subprocess.DEVNULL)
     try:
-        wait_until(lambda: workers(process.pid), within=30)
+        wait_until(lambda: workers(process.pid))
         started = children(process.pid)
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(10)
-    wait_until(lambda: not [pid for pid in started if running(pid)], within=10)
+    wait_until(lambda: not [pid for pid in started if running(pid)])
 
 
 def workers(pid: int) -> set[int]:

@@ -18,8 +18,9 @@ from crawldash.live.stores.index_codec import decode_presence, encode_presence
 from crawldash.live.stores.index_files import HistoryStore, PresenceStore
 from crawldash.live.stores.presence import Presence, Summary
 from crawldash.settings.serve import Settings
-from tests.conftest import Client, ClientFactory, eventually
+from tests.conftest import Client, ClientFactory, until_complete
 from tests.factories import ONION, export_body, row, rows, write_snapshot
+from tests.helpers import write_crawls
 
 TS = 1_700_000_000
 STEADY = "203.0.113.5"  # in every crawl
@@ -40,19 +41,6 @@ def crawl_rows(index: int) -> list[list[Any]]:
     return [
         row(address, tor=address == ONION) for address, crawls in MEMBERS.items() if index in crawls
     ]
-
-
-def write_crawls(data_dir: Path) -> None:
-    for index in range(8):
-        write_snapshot(data_dir, TS + 600 * index, export_body(crawl_rows(index)))
-
-
-async def complete(client: Client) -> None:
-    async def counted() -> bool:
-        status = await (await client.get("/api/status")).json()
-        return bool(status["history_complete"])
-
-    await eventually(counted, within=10)
 
 
 async def presence(client: Client, address: str) -> dict[str, Any]:
@@ -81,14 +69,14 @@ def run(first: int, last: int, present: bool) -> dict[str, Any]:
 async def test_presence_survives_pruning_and_a_restart(
     aiohttp_client: ClientFactory, settings: Settings, data_dir: Path
 ):
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl_rows, 8, TS)
     client = await aiohttp_client(create_app(settings))
-    await complete(client)
+    await until_complete(client)
     await client.close()
     for index in range(4):  # the crawler prunes the older half of its files
         (data_dir / f"{TS + 600 * index}.json").unlink()
     client = await aiohttp_client(create_app(settings))
-    await complete(client)
+    await until_complete(client)
     assert await presence(client, f"{STEADY}:8333") == {
         "crawls": 8,
         "seen": 8,
@@ -129,15 +117,15 @@ async def test_presence_survives_pruning_and_a_restart(
 async def test_presence_is_rebuilt_from_the_files_present_when_its_index_is_lost(
     aiohttp_client: ClientFactory, settings: Settings, data_dir: Path
 ):
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl_rows, 8, TS)
     client = await aiohttp_client(create_app(settings))
-    await complete(client)
+    await until_complete(client)
     await client.close()
     store = PresenceStore.for_data_dir(settings.resolved_state_dir, data_dir)
     store.path.unlink()
     (data_dir / f"{TS}.json").unlink()
     client = await aiohttp_client(create_app(settings))
-    await complete(client)
+    await until_complete(client)
     # The pruned crawl's point stays in the history, but its membership is not known.
     assert len(await (await client.get("/api/history")).json()) == 8
     assert await presence(client, f"{STEADY}:8333") == {
@@ -159,15 +147,15 @@ async def test_points_from_an_index_without_membership_do_not_count(
     )
     write_snapshot(data_dir, TS, export_body(crawl_rows(0)))
     client = await aiohttp_client(create_app(settings))
-    await complete(client)
+    await until_complete(client)
     assert len(await (await client.get("/api/history")).json()) == 4
     assert (await presence(client, f"{STEADY}:8333"))["crawls"] == 1
 
 
 async def test_changes_between_the_latest_crawl_and_an_earlier_one(serve, data_dir: Path):
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl_rows, 8, TS)
     client = await serve()
-    await complete(client)
+    await until_complete(client)
     latest = await (await client.get("/api/changes")).json()
     assert latest["from"] == TS + 3600
     assert latest["to"] == TS + 4200

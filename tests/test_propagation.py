@@ -5,13 +5,10 @@ and crawldash restart; a bitnodes.io v1 client reads them back."""
 from __future__ import annotations
 
 import json
-import signal
 import statistics
 import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,8 @@ import redis
 
 from crawldash.crawl.propagation import BlocksFile, cells, read_blocks, read_latency
 
-from .process import free_port, serving, wait_until
+from .helpers import answer, bridge, get, propagation_passes, stopped
+from .process import PATIENCE, free_port, serving, wait_until
 from .test_bridge import REDIS, start_redis
 
 pytestmark = [
@@ -110,22 +108,12 @@ def expected_stats(announced: list[tuple[str, int]]) -> dict[str, Any]:
     }
 
 
-def bridge(port: int, tmp: Path) -> subprocess.Popen[str]:
-    command = [
-        *(sys.executable, "-m", "crawldash", "bitnodes-status"),
+def bridging(port: int, tmp: Path) -> AbstractContextManager[subprocess.Popen[str]]:
+    return bridge(
         *("--redis", f"redis://127.0.0.1:{port}/0", "--out", str(tmp / "status.json")),
         *("--interval", "0.2", "--propagation-interval", "0.2"),
         *("--propagation-dir", str(tmp / "kept")),
-    ]
-    return subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-
-
-def stopped(process: subprocess.Popen[str]) -> str:
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=10)
-    assert process.returncode == 0, stderr
-    assert "Traceback" not in stderr, stderr
-    return stderr
+    )
 
 
 def cell_counts(kept: Path, address: str) -> int:
@@ -133,18 +121,6 @@ def cell_counts(kept: Path, address: str) -> int:
     if latency is None or address not in latency.nodes:
         return 0
     return sum(count for _, count, _ in cells(latency.nodes[address]))
-
-
-def get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return json.load(response)
-
-
-def status_of(url: str) -> tuple[int, Any]:
-    try:
-        return 200, get(url)
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.load(exc)
 
 
 def walk(base: str) -> dict[str, Any]:
@@ -165,10 +141,12 @@ def away_from_a_bucket_edge() -> None:
         time.sleep(600 - time.time() % 600 + 1)
 
 
-def test_kept_propagation_and_latency_outlive_redis_and_restarts(tmp_path: Path):
-    away_from_a_bucket_edge()
-    port = free_port()
-    server = start_redis(port)
+def kept_through_restarts(
+    port: int, servers: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> tuple[float, dict[str, list[tuple[str, int]]]]:
+    """The bridge keeps what bitnodes wrote, once, through its restart and a Redis that
+    forgets and restarts (a new server appended to ``servers``); the time the latency was
+    sampled at, and the announcements written."""
     client = redis.Redis(port=port)
     announced = fill(client)
     pong(client, (V6, 8333), 999)  # an older time, pushed before: only the newest is seen
@@ -176,17 +154,18 @@ def test_kept_propagation_and_latency_outlive_redis_and_restarts(tmp_path: Path)
     hold(client, (V6, 8333))
     hold(client, (SILENT, 8333))
     kept = tmp_path / "kept"
-    first = bridge(port, tmp_path)
-    try:
+    with bridging(port, tmp_path) as first:
         wait_until(lambda: len((read_blocks(kept) or NONE_KEPT).blocks) == 2)
         wait_until(lambda: cell_counts(kept, f"[{V6}]:8333") == 1)
         sampled_at = time.time()
-        time.sleep(1.5)  # cache_inv renews the key's expiry: a later push moves it on
+        # cache_inv renews the key's expiry: a later push moves it on, by more than the
+        # bridge's slack once Redis's clock has moved on that far
+        key = f"rtt:{V6}-8333"
+        wait_until(lambda: client.pttl(key) < (RTT_TTL - 1.5) * 1000)
         pong(client, (V6, 8333), 61)
-        time.sleep(1.0)  # a few more passes: nothing is counted twice
+        propagation_passes(client)  # nothing is counted twice
         # Within one bucket the latency file is written only as the bridge stops.
         assert cell_counts(kept, f"[{V6}]:8333") == 1
-    finally:
         log = stopped(first)
     assert cell_counts(kept, f"[{V6}]:8333") == 2
     assert log.count("'binv:" + "c" * 64) == 1, log  # the wrong type, said once
@@ -194,19 +173,28 @@ def test_kept_propagation_and_latency_outlive_redis_and_restarts(tmp_path: Path)
     assert log.count("malformed members skipped") == 1, log
 
     client.flushall()  # Redis forgets; then it goes away and comes back empty
-    server.terminate()
-    server.wait(10)
-    server = start_redis(port)
-    second = bridge(port, tmp_path)
-    try:
-        time.sleep(1.0)  # passes over an empty Redis keep what was kept
+    servers[0].terminate()
+    servers[0].wait(PATIENCE)
+    servers.append(start_redis(port))
+    with bridging(port, tmp_path) as second:
+        propagation_passes(client)  # passes over an empty Redis keep what was kept
         assert len((read_blocks(kept) or NONE_KEPT).blocks) == 2
         assert cell_counts(kept, f"[{V6}]:8333") == 2
-    finally:
         stopped(second)
-        server.terminate()
-        server.wait(10)
+    return sampled_at, announced
 
+
+def test_kept_propagation_and_latency_outlive_redis_and_restarts(tmp_path: Path):
+    away_from_a_bucket_edge()
+    port = free_port()
+    servers = [start_redis(port)]
+    try:
+        sampled_at, announced = kept_through_restarts(port, servers, tmp_path)
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait(PATIENCE)
+    kept = tmp_path / "kept"
     bucket = int(sampled_at) // 600 * 600
     data, state = tmp_path / "data", tmp_path / "state"
     data.mkdir()
@@ -232,6 +220,6 @@ def test_kept_propagation_and_latency_outlive_redis_and_restarts(tmp_path: Path)
                 assert sum(1 for p in series if p["v"] != 0) == 1
             silent = get(f"{base}/api/v1/nodes/{SILENT}-8333/latency/")
             assert {p["t"]: p["v"] for p in silent["daily_latency"]}[bucket] == 0  # held
-            assert status_of(f"{base}/api/v1/nodes/192.0.2.200-8333/latency/")[0] == 404
-            code, error = status_of(f"{base}/api/v1/inv/{'d' * 64}/")
+            assert answer(f"{base}/api/v1/nodes/192.0.2.200-8333/latency/")[0] == 404
+            code, error = answer(f"{base}/api/v1/inv/{'d' * 64}/")
             assert (code, error["error"]["code"]) == (404, "inv_not_found")

@@ -4,7 +4,6 @@ large valid file, parsed while requests are answered (issue 40)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -32,17 +31,13 @@ from crawldash.settings.bridge import BridgeSettings
 from crawldash.settings.options import options_of
 
 from .factories import export_body, rows, write_snapshot
+from .helpers import get
 from .process import as_nobody, serving, shared_folder, wait_until
 from .test_propagation_serving import NOW_BUCKET, block
 
 NODE = "203.0.113.5:8333"
 TICKS = 2.0  # seconds: four looks at the propagation folder
 MAX_GROWTH_KB = 100 * 1024  # peak RSS growth allowed while a bad file is refused
-
-
-def get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=30) as response:
-        return json.load(response)
 
 
 def kept_blocks(base: str) -> int:

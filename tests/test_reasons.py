@@ -105,7 +105,7 @@ async def test_the_bridge_tells_failed_excluded_and_not_tried(serve: Serve, tmp_
     kept = tmp_path / "bridge"
     kept.mkdir()
     keep_attempts(kept, complete=True)
-    client = await serve(data_dir=export_dir, propagation_dir=kept)
+    client = await serve(data_dir=export_dir, propagation_dir=(("main", kept),))
 
     async def paired() -> bool:
         return (await reasons(client, FAILED))[FAILED][0] == "failed"
@@ -131,7 +131,7 @@ async def test_a_crawl_the_bridge_did_not_watch_whole_says_unknown_not_not_tried
     kept = tmp_path / "bridge"
     kept.mkdir()
     keep_attempts(kept, complete=False)
-    client = await serve(data_dir=export_dir, propagation_dir=kept)
+    client = await serve(data_dir=export_dir, propagation_dir=(("main", kept),))
 
     async def paired() -> bool:
         return (await reasons(client, FAILED))[FAILED][0] == "failed"

@@ -8,20 +8,15 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from crawldash.live.stores.index_files import HistoryStore
 
 from .factories import export_body, rows, write_snapshot
+from .helpers import get
 from .process import serving, wait_until
 
 NOW = int(time.time()) // 600 * 600
-
-
-def get(url: str) -> object:
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return json.load(response)
 
 
 def history_complete(base: str) -> bool:

@@ -111,7 +111,7 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
         conf = nginx_conf(folder, port, base.removeprefix("http://"))
         nginx = subprocess.Popen(["nginx", "-p", str(folder), "-c", str(conf)])
         try:
-            wait_until(lambda: served(front) == newest, within=20)
+            wait_until(lambda: served(front) == newest)
             yield Proxied(front, newest)
         finally:
             nginx.terminate()

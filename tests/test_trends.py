@@ -29,8 +29,16 @@ from crawldash.live.stores.index_files import HistoryStore
 from crawldash.live.stores.tallies import KEPT, KEYS, Values, counts_of
 from crawldash.settings.serve import Settings
 
-from .conftest import Client, ClientFactory, Serve, eventually, until_served
+from .conftest import (
+    Client,
+    ClientFactory,
+    Serve,
+    json_of,
+    until_complete,
+    until_served,
+)
 from .factories import ONION, export_body, row, write_snapshot
+from .helpers import write_crawls
 
 TS = 1_700_000_000
 CRAWLS = 6
@@ -59,11 +67,6 @@ def crawl(index: int) -> list[list[Any]]:
         rows.append(node)
     rows.append(row(ONION, tor=True))  # no country
     return rows
-
-
-def write_crawls(data_dir: Path) -> None:
-    for index in range(CRAWLS):
-        write_snapshot(data_dir, TS + 600 * index, export_body(crawl(index)))
 
 
 def tally(rows: list[list[Any]], by: str) -> Counter[str | None]:
@@ -105,19 +108,6 @@ def expected_unique(window: int) -> tuple[int, int]:
     return len(inside), len(addresses)
 
 
-async def get(client: Client, path: str) -> Any:
-    response = await client.get(path)
-    assert response.status == 200, await response.text()
-    return await response.json()
-
-
-async def complete(client: Client) -> None:
-    async def counted() -> bool:
-        return bool((await get(client, "/api/status"))["history_complete"])
-
-    await eventually(counted, within=30)
-
-
 async def answers(client: Client) -> dict[str, Any]:
     """Every answer the test checks, as the API gives them."""
     asked = {
@@ -127,7 +117,7 @@ async def answers(client: Client) -> dict[str, Any]:
         "knots": "/api/history?by=user_agent&match=KNOTS&limit=100",
         **{f"unique {w}": f"/api/unique?window={w}" for w in (60, 601, 1800, 86_400)},
     }
-    return {name: await get(client, path) for name, path in asked.items()}
+    return {name: await json_of(client, path) for name, path in asked.items()}
 
 
 def check(found: dict[str, Any]) -> None:
@@ -152,10 +142,10 @@ def check(found: dict[str, Any]) -> None:
 
 
 async def test_the_network_over_time_survives_pruning_and_a_restart(serve: Serve, data_dir: Path):
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl, CRAWLS, TS)
     client = await serve()
     await until_served(client, TS + 600 * (CRAWLS - 1))
-    await complete(client)
+    await until_complete(client)
     first = await answers(client)
     check(first)
     await client.close()
@@ -163,7 +153,7 @@ async def test_the_network_over_time_survives_pruning_and_a_restart(serve: Serve
         (data_dir / f"{TS + 600 * index}.json").unlink()
     client = await serve()
     await until_served(client, TS + 600 * (CRAWLS - 1))
-    await complete(client)
+    await until_complete(client)
     again = await answers(client)
     assert again == first  # the pruned crawls' counts come from the index
     check(again)
@@ -184,12 +174,12 @@ def test_a_crawl_counted_for_the_history_agrees_with_its_breakdown():
 
 
 async def test_the_newest_crawls_counts_are_its_breakdown(serve: Serve, data_dir: Path):
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl, CRAWLS, TS)
     client = await serve()
     await until_served(client, TS + 600 * (CRAWLS - 1))
     for by in ("country", "asn", "user_agent", "version", "services", "height"):
-        [point] = await get(client, f"/api/history?by={by}&top=50&limit=1")
-        rows = (await get(client, f"/api/breakdown?by={by}&limit=1000"))["rows"]
+        [point] = await json_of(client, f"/api/history?by={by}&top=50&limit=1")
+        rows = (await json_of(client, f"/api/breakdown?by={by}&limit=1000"))["rows"]
         breakdown = {"unknown" if r["value"] is None else str(r["value"]): r["nodes"] for r in rows}
         assert {k: n for k, n in point["counts"].items() if n and k != "other"} == breakdown, by
 
@@ -201,13 +191,13 @@ async def test_values_missing_from_a_crawl_count_zero(serve: Serve, data_dir: Pa
     write_snapshot(data_dir, TS + 600, export_body(newest))
     client = await serve()
     await until_served(client, TS + 600)
-    await complete(client)
-    points = await get(client, "/api/history?by=country")
+    await until_complete(client)
+    points = await json_of(client, "/api/history?by=country")
     assert [p["counts"] for p in points] == [
         {"JP": 0, "RU": 2, "unknown": 0, "other": 0},
         {"JP": 1, "RU": 1, "unknown": 0, "other": 0},
     ]
-    for_one = await get(client, "/api/history?by=country&top=1&limit=1")
+    for_one = await json_of(client, "/api/history?by=country&top=1&limit=1")
     assert for_one[0]["counts"] == {"JP": 1, "unknown": 0, "other": 1}
 
 
@@ -232,18 +222,18 @@ async def test_points_of_an_older_index_keep_their_counts_and_get_none_invented(
     """An index written before counts by value were kept: the points whose files are gone
     keep their reachable counts and carry no counts; the crawls still present are counted
     again for them; the index is written again in this version's format."""
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl, CRAWLS, TS)
     store = write_format_2_index(data_dir, settings.resolved_state_dir)
     client = await serve()
     await until_served(client, TS + 600 * (CRAWLS - 1))
-    await complete(client)
-    points = await get(client, "/api/history?by=country&top=2&limit=100")
+    await until_complete(client)
+    points = await json_of(client, "/api/history?by=country&top=2&limit=100")
     assert points[:2] == [
         {"timestamp": TS - 1200, "reachable": 50},
         {"timestamp": TS - 600, "reachable": 51},
     ]
     assert [p["counts"] for p in points[2:]] == expected_counts("country", 2)
-    matched = await get(client, "/api/history?by=user_agent&match=knots&limit=100")
+    matched = await json_of(client, "/api/history?by=user_agent&match=knots&limit=100")
     assert "matched" not in matched[0]
     assert "matched" in matched[2]
     await client.app[NETWORKS][0].refresher.saver.flush()
@@ -253,10 +243,10 @@ async def test_points_of_an_older_index_keep_their_counts_and_get_none_invented(
 
 
 async def test_the_history_as_csv_in_every_shape(serve: Serve, data_dir: Path):
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl, CRAWLS, TS)
     client = await serve()
     await until_served(client, TS + 600 * (CRAWLS - 1))
-    await complete(client)
+    await until_complete(client)
     for query, columns in [
         ("", []),
         ("&by=network", ["ipv4", "ipv6", "onion", "i2p", "cjdns"]),
@@ -269,7 +259,7 @@ async def test_the_history_as_csv_in_every_shape(serve: Serve, data_dir: Path):
         assert "attachment; filename=" in response.headers["Content-Disposition"]
         lines = [line.split(",") for line in (await response.text()).splitlines()]
         assert lines[0] == ["timestamp", "reachable", *columns]
-        as_json = await get(client, f"/api/history?limit=100{query}")
+        as_json = await json_of(client, f"/api/history?limit=100{query}")
         assert len(lines) == 1 + len(as_json)
         for line, point in zip(lines[1:], as_json, strict=True):
             numbers = point.get("networks") or point.get("counts") or {}
@@ -288,10 +278,10 @@ async def test_answers_are_made_once_per_crawl(
     serve: Serve, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """A repeated query is answered from what was made for it until the next crawl."""
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl, CRAWLS, TS)
     client = await serve()
     await until_served(client, TS + 600 * (CRAWLS - 1))
-    await complete(client)
+    await until_complete(client)
     made: list[str] = []
     columns, matched = trends.columns, trends.matched
 
@@ -317,7 +307,7 @@ async def test_answers_are_made_once_per_crawl(
     write_snapshot(data_dir, newest, export_body(crawl(CRAWLS)))
     await client.app[NETWORKS][0].refresher.refresh()
     await until_served(client, newest)
-    points = await get(client, "/api/history?by=country")
+    points = await json_of(client, "/api/history?by=country")
     assert points[-1]["timestamp"] == newest
     assert made == ["columns", "matched", "columns"]
 
@@ -326,13 +316,13 @@ async def test_unique_follows_new_crawls_and_counts_no_crawl_before_any(
     serve: Serve, data_dir: Path
 ):
     client = await serve()
-    empty = await get(client, "/api/unique?window=3600")
+    empty = await json_of(client, "/api/unique?window=3600")
     assert empty == {"window": 3600, "from": None, "to": None, "crawls": 0, "unique": 0}
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl, CRAWLS, TS)
     await client.app[NETWORKS][0].refresher.refresh()
     await until_served(client, TS + 600 * (CRAWLS - 1))
-    await complete(client)
-    day = await get(client, "/api/unique")  # a day, by default
+    await until_complete(client)
+    day = await json_of(client, "/api/unique")  # a day, by default
     assert (day["crawls"], day["unique"]) == expected_unique(86_400)
     assert len(client.app[NETWORKS][0].state.presence) == CRAWLS
 
@@ -351,9 +341,9 @@ async def test_the_demos_pruned_crawls_count_as_their_files_would(
         settings = Settings(data_dir=data_dir, state_dir=state_dir)
         client = await aiohttp_client(create_app(settings))
         await until_served(client, TS)
-        await complete(client)
+        await until_complete(client)
         keys = ("country", "asn", "user_agent", "version", "services", "height")
-        answers.append([await get(client, f"/api/history?by={k}&top=50") for k in keys])
+        answers.append([await json_of(client, f"/api/history?by={k}&top=50") for k in keys])
         await client.close()
     pruned, kept = answers
     assert pruned == kept
@@ -401,17 +391,17 @@ async def test_crawls_counted_again_for_their_counts_keep_their_membership(
     """Upgrading from an index without counts by value counts the crawls present again,
     but the membership the presence index holds for them is kept as it is: setting it
     again would be a pass over every address for each crawl."""
-    write_crawls(data_dir)
+    write_crawls(data_dir, crawl, CRAWLS, TS)
     client = await serve()
     await until_served(client, TS + 600 * (CRAWLS - 1))
-    await complete(client)
+    await until_complete(client)
     first = await answers(client)
     await client.close()
     store = HistoryStore.for_data_dir(settings.resolved_state_dir, data_dir)
     downgrade(store)
     client = await serve()
     await until_served(client, TS + 600 * (CRAWLS - 1))
-    await complete(client)
+    await until_complete(client)
     assert await answers(client) == first
     presence = client.app[NETWORKS][0].state.presence
     assert presence.timestamps() == [TS + 600 * i for i in range(CRAWLS)]

@@ -7,20 +7,26 @@ import asyncio
 import gzip
 import json
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+import pytest_asyncio
 from yarl import URL
 
 from crawldash.app import NETWORKS
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import FileVersion
 from crawldash.live.snapshot.past_crawls import Archive, ArchivedSnapshot, load_archived
-from tests.conftest import Client, eventually, watching
+from crawldash.settings.serve import Settings
+from tests.conftest import Client, eventually, started, until_complete, watching
 from tests.factories import ONION, api_body, export_body, row, write_snapshot
+from tests.helpers import write_crawls
 
+# The tests that only read the module's server (the crawled fixture) run in its loop.
+READS = pytest.mark.asyncio(loop_scope="module")
 TS = 1_700_000_000
 CRAWLS = 12  # 600 s apart
 IPV6 = "2001:db8::7"
@@ -65,19 +71,33 @@ class BitnodesV1:
         return await self._get(f"{self.base}nodes/{address}-{port}/")  # type: ignore[no-any-return]
 
 
-@pytest.fixture
-async def crawled(client: Client, data_dir: Path) -> Client:
-    for index in range(CRAWLS):
-        write_snapshot(data_dir, TS + 600 * index, export_body(crawl_rows(index)))
+async def filled(client: Client, data_dir: Path) -> Client:
+    """``client``'s server once it serves the CRAWLS crawls, each with its point."""
+    write_crawls(data_dir, crawl_rows, CRAWLS, TS)
     await client.app[NETWORKS][0].refresher.refresh()
-
-    async def counted() -> bool:
-        return bool((await (await client.get("/api/status")).json())["history_complete"])
-
-    await eventually(counted, within=10)
+    await until_complete(client)
     return client
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def crawled(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Client]:
+    """One server over the crawls, shared by this module's tests that only read it (each
+    marked READS, to run in the module's event loop)."""
+    folder = tmp_path_factory.mktemp("v1")
+    data_dir = folder / "data"
+    data_dir.mkdir()
+    settings = Settings(data_dir=data_dir, state_dir=folder / "state", debounce_ms=50)
+    async with started(settings) as client:
+        yield await filled(client, data_dir)
+
+
+@pytest.fixture
+async def crawled_here(client: Client, data_dir: Path) -> Client:
+    """The same, the test's own: for the tests that change the folder."""
+    return await filled(client, data_dir)
+
+
+@READS
 async def test_a_bitnodes_client_walks_list_latest_timestamp_and_node(crawled: Client):
     async with aiohttp.ClientSession() as session:
         v1 = BitnodesV1(session, str(crawled.make_url("/")))
@@ -106,6 +126,7 @@ async def test_a_bitnodes_client_walks_list_latest_timestamp_and_node(crawled: C
         assert gone["data"] is None
 
 
+@READS
 async def test_latest_is_the_same_bytes_as_api_snapshot(crawled: Client):
     for coding in ("identity", "gzip", "br"):
         headers = {"Accept-Encoding": coding}
@@ -120,6 +141,7 @@ async def test_latest_is_the_same_bytes_as_api_snapshot(crawled: Client):
     assert again.status == 304
 
 
+@READS
 async def test_an_older_crawl_is_immutable_coded_and_revalidated(crawled: Client):
     path = f"/api/v1/snapshots/{TS + 600}/"
     first = await crawled.get(path, headers={"Accept-Encoding": "gzip"}, auto_decompress=False)
@@ -134,26 +156,26 @@ async def test_an_older_crawl_is_immutable_coded_and_revalidated(crawled: Client
     assert again.status == 304
 
 
-async def test_a_crawl_file_gone_or_rewritten_is_seen(crawled: Client, data_dir: Path):
-    await watching(crawled)
+async def test_a_crawl_file_gone_or_rewritten_is_seen(crawled_here: Client, data_dir: Path):
+    await watching(crawled_here)
     path = f"/api/v1/snapshots/{TS + 1200}/"
-    assert (await crawled.get(path)).status == 200
+    assert (await crawled_here.get(path)).status == 200
     write_snapshot(data_dir, TS + 1200, export_body([row("198.51.100.99")]))
 
     async def rewritten() -> bool:
-        body = await (await crawled.get(path)).json()
+        body = await (await crawled_here.get(path)).json()
         return list(body.get("nodes", {})) == ["198.51.100.99:8333"]
 
     await eventually(rewritten)
     (data_dir / f"{TS + 1200}.json").unlink()
 
     async def gone() -> bool:
-        return (await crawled.get(path)).status == 404
+        return (await crawled_here.get(path)).status == 404
 
     await eventually(gone)
-    answer = await (await crawled.get(path)).json()
+    answer = await (await crawled_here.get(path)).json()
     assert answer["error"]["code"] == "snapshot_not_found"
-    listed = await (await crawled.get("/api/v1/snapshots/?limit=100")).json()
+    listed = await (await crawled_here.get("/api/v1/snapshots/?limit=100")).json()
     assert TS + 1200 not in [s["timestamp"] for s in listed["results"]]
 
 
@@ -175,6 +197,7 @@ async def test_an_unusable_crawl_file_is_404_and_logged_once(
     assert (await client.get(f"/api/v1/snapshots/{TS}/")).status == 200  # the others serve
 
 
+@READS
 async def test_field_summaries_of_latest_and_older(crawled: Client):
     coordinates = await (await crawled.get("/api/v1/snapshots/latest/?field=coordinates")).json()
     assert coordinates["timestamp"] == TS + 600 * (CRAWLS - 1)
@@ -188,6 +211,7 @@ async def test_field_summaries_of_latest_and_older(crawled: Client):
     assert (await bad.json())["error"]["code"] == "invalid_field"
 
 
+@READS
 @pytest.mark.parametrize(
     "spelled", [f"{IPV6}-8334", "[2001:DB8:0::7]-8334", "2001:0db8:0:0:0:0:0:7-8334"]
 )
@@ -204,6 +228,7 @@ async def test_node_status_takes_ipv6_in_any_spelling(crawled: Client, spelled: 
     }
 
 
+@READS
 async def test_node_status_presence_matches_check_for_a_tor_node(crawled: Client):
     answer = await (await crawled.get(f"/api/v1/nodes/{ONION.upper()}-8333/")).json()
     check = await (await crawled.get("/api/check", params={"address": f"{ONION}:8333"})).json()
@@ -214,6 +239,7 @@ async def test_node_status_presence_matches_check_for_a_tor_node(crawled: Client
     assert answer["data"][12] == "Tor network"
 
 
+@READS
 async def test_node_list_filters_and_pages(crawled: Client):
     german = await (await crawled.get("/api/v1/nodes/?country=de")).json()
     assert german["count"] == 1
@@ -234,18 +260,18 @@ async def test_node_list_filters_and_pages(crawled: Client):
     assert every == sorted(every)  # by address, as in the catalog
 
 
-async def test_the_list_pages_follow_new_crawls(crawled: Client, data_dir: Path):
-    await watching(crawled)
+async def test_the_list_pages_follow_new_crawls(crawled_here: Client, data_dir: Path):
+    await watching(crawled_here)
     newest = TS + 600 * CRAWLS
     nodes = {"203.0.113.5:8333": row("203.0.113.5")[2:], "192.0.2.1:8333": row("192.0.2.1")[2:]}
     write_snapshot(data_dir, newest, api_body(newest, nodes))  # the v1 form, as bitnodes.io
 
     async def listed() -> bool:
-        page = await (await crawled.get("/api/v1/snapshots/?limit=1")).json()
+        page = await (await crawled_here.get("/api/v1/snapshots/?limit=1")).json()
         return bool(page["results"][0]["timestamp"] == newest)
 
     await eventually(listed)
-    page = await (await crawled.get("/api/v1/snapshots/?limit=1")).json()
+    page = await (await crawled_here.get("/api/v1/snapshots/?limit=1")).json()
     assert page["count"] == CRAWLS + 1
     assert page["results"][0]["total_nodes"] == 2
 

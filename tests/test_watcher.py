@@ -19,6 +19,7 @@ from crawldash.live.stores.index_files import HistoryStore, PresenceStore
 
 from .conftest import eventually
 from .factories import export_body, rows, write_snapshot
+from .process import PATIENCE
 
 TS = 1_700_000_000
 
@@ -64,13 +65,13 @@ async def test_failing_watcher_is_restarted_and_falls_back_to_polling(data_dir, 
     task = asyncio.create_task(watcher.run(stop))
     await eventually(lambda: _true(watcher.restarts == 1))
     write_snapshot(data_dir, TS, export_body(rows(3)))
-    await eventually(lambda: _true(watcher.watching), within=5)
+    await eventually(lambda: _true(watcher.watching))
     assert state.snapshot is not None
     assert state.snapshot.timestamp == TS
     assert [call["force_polling"] for call in awatch.calls] == [False, True]
     assert any("inotify watch limit" in r.getMessage() for r in caplog.records)
     stop.set()
-    await asyncio.wait_for(task, 2)
+    await asyncio.wait_for(task, PATIENCE)
     assert not watcher.alive
 
 
@@ -85,13 +86,13 @@ async def test_missing_folder_is_waited_for_not_a_failure(tmp_path, caplog):
     waiting = [r for r in caplog.records if "waiting for it" in r.getMessage()]
     assert [r.levelno for r in waiting] == [logging.WARNING]
     write_snapshot(data_dir, TS, export_body(rows(2)))
-    await eventually(lambda: _true(state.snapshot is not None), within=5)
+    await eventually(lambda: _true(state.snapshot is not None))
     assert state.data_dir_problem is None
     assert watcher.restarts == 0
     assert len([r for r in caplog.records if "waiting for it" in r.getMessage()]) == 1
     assert all(not call["force_polling"] for call in awatch.calls)
     stop.set()
-    await asyncio.wait_for(task, 2)
+    await asyncio.wait_for(task, PATIENCE)
 
 
 async def test_each_batch_of_changes_refreshes(data_dir, tmp_path):
@@ -115,7 +116,7 @@ async def test_each_batch_of_changes_refreshes(data_dir, tmp_path):
     gate.set()
     await eventually(lambda: _true(state.snapshot is not None and state.snapshot.timestamp > TS))
     stop.set()
-    await asyncio.wait_for(task, 2)
+    await asyncio.wait_for(task, PATIENCE)
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from .factories import export_body, row, write_snapshot
+from .helpers import bridge_command
 from .process import serving, shared_folder, wait_until
 from .test_beside_bitnodes import BITNODES, CRAWLDASH, EXPORT, as_user, unit_environment
 from .test_bridge import REDIS, read, redis_port  # noqa: F401  (a fixture)
@@ -94,7 +95,7 @@ def test_every_reason_through_the_units_as_two_users(redis_port: int):  # noqa: 
     client.lpush("elapsed", json.dumps([BEFORE, 600]))
     bridge_as = as_user(BITNODES, bridge_env)
     bridge = subprocess.Popen(
-        [*bridge_as["prefix"], bridge_as["python"], "-m", "crawldash", "bitnodes-status"],
+        bridge_command(python=bridge_as["python"], prefix=bridge_as["prefix"]),
         env={**os.environ, **bridge_as["env"]},
         stderr=subprocess.PIPE,
         text=True,
@@ -105,10 +106,10 @@ def test_every_reason_through_the_units_as_two_users(redis_port: int):  # noqa: 
     try:
         wait_until(lambda: read(Path(bridge_env["CRAWLDASH_STATUS_OUT"])) is not None)
         crawl_as_bitnodes(client, [UP, HELD_NOT, FAILED], [UP, HELD_NOT])
-        wait_until(lambda: any("every attempt seen" in line for line in said), within=15)
+        wait_until(lambda: any("every attempt seen" in line for line in said))
         end_crawl_as_bitnodes(client, folders["crawl"], [UP, HELD_NOT])
         kept = folders["kept"] / "attempts.msgpack"
-        wait_until(kept.exists, within=15)
+        wait_until(kept.exists)
         assert kept.stat().st_uid == BITNODES
         written = write_snapshot(folders["export"], EXPORTED, export_body([row(UP)]))
         os.chown(written, BITNODES, BITNODES)
@@ -121,7 +122,7 @@ def test_every_reason_through_the_units_as_two_users(redis_port: int):  # noqa: 
                     found = json.load(answer)["reason"]
                 return found["code"], found["crawl"]
 
-            wait_until(lambda: reason(FAILED)[0] == "failed", within=15)
+            wait_until(lambda: reason(FAILED)[0] == "failed")
             assert {host: reason(host) for host in (UP, HELD_NOT, FAILED, EXCLUDED, UNSEEN)} == {
                 UP: ("up", EXPORTED),
                 HELD_NOT: ("reached_not_held", CRAWL_END),

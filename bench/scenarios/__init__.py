@@ -21,6 +21,7 @@ from bench.scenarios import (
     endpoints,
     freshness,
     heavy_queries,
+    leaderboard,
     map,
     memory,
     naive,
@@ -56,6 +57,7 @@ ORDER: tuple[ModuleType, ...] = (
     attempts,
     networks,
     map,
+    leaderboard,
     checknode,
     archive,
 )

@@ -1,5 +1,14 @@
-"""How soon a crawl written is served, and what loading crawls costs /api/check's p99;
-crawldash started on both cores, then its server process pinned to core 1."""
+"""How soon a crawl written is answered about on every endpoint, how far apart endpoints
+switch to it, and what loading crawls costs the p99 of /api/status and /api/check;
+crawldash started on both cores, then its server process pinned to core 1 (its loader
+free to use either core), then the loader pinned to core 1 too (everything on one core).
+
+Each crawl is written once the one before is answered about everywhere (its CSV records,
+which follow it, included) and a moment more, as a crawl ten minutes after the one before
+finds crawldash; every endpoint is asked again and again from the write on
+(``bench.polling``), with If-None-Match where the answer has a validator, so that asking
+costs the server little.
+"""
 
 from __future__ import annotations
 
@@ -9,57 +18,109 @@ import threading
 import time
 
 from bench.context import Bench, Running
+from bench.data import write_crawl
 from bench.load import children, wrk
-from bench.rows import Measure, Row, Section, Shape, Unit
-from bench.scenarios.writing import first_node, keep_looking, keep_writing, written_to_served
+from bench.polling import Endpoint, Switches, crawldash_endpoints, median_and_worst, switches
+from bench.rows import Measure, Row, Section, Unit
+from bench.scenarios.writing import SETTLE, first_node, keep_looking, keep_writing
 from bench.servers import BOTH_CORES, SERVER_CORE, status, wait_history
 
 LOADER_STARTED = 2.0  # seconds after start-up by which the loader process runs
+SERVED_LIMIT = 100.0  # ms: each endpoint's median written -> answered about
+GAP_LIMIT = 10.0  # ms: the median of each crawl's largest gap between two endpoints
+P99_LIMIT = 2.0  # a p99 while crawls load over the p99 idle
+POLLED = ("status", "check")
 
 
 def run(bench: Bench) -> list[Row]:
     config = bench.config
-    loads = config.runs * config.loading_seconds  # crawls written while check is run
-    crawls = bench.take(config.tries + 2 * loads)
-    folder = bench.data.data15k
+    loads = config.runs * config.loading_seconds  # crawls written while one URL is run
+    crawls = bench.take(config.tries + 2 * len(POLLED) * loads)
     # Started on both cores so that its loader process may use either (as on a machine
     # where nothing is pinned); once it runs, the server process itself is pinned to core 1.
     with bench.crawldash(bench.ready_state(), cores=BOTH_CORES) as running:
         wait_history(running.base)
         time.sleep(LOADER_STARTED)
         pin(running.pid, threads=True)
-        delays = written_to_served(running.base, folder, crawls[: config.tries], config.wait_limit)
-        rows: list[Row] = [
+        node = first_node(running.base)
+        endpoints = crawldash_endpoints(node)
+        found = written_everywhere(bench, running.base, endpoints, crawls[: config.tries])
+        rows: list[Row] = switch_rows("crawldash", endpoints, found, config.wait_limit)
+        urls = {"status": "/api/status", "check": f"/api/check?address={node}"}
+        loading = iter(
+            crawls[config.tries + i * loads : config.tries + (i + 1) * loads]
+            for i in range(2 * len(POLLED))
+        )
+        for where in ("loader on either core", "loader on the server's core"):
+            if where == "loader on the server's core":
+                for kid in children(running.pid)[1:]:  # the loader shares the core now
+                    pin(kid, threads=False)
+            for name in POLLED:
+                url = running.base + urls[name]
+                rows.append(
+                    p99_while_loading(f"{name}, {where}", bench, running, url, next(loading))
+                )
+    return rows
+
+
+def written_everywhere(
+    bench: Bench, base: str, endpoints: list[Endpoint], crawls: list[tuple[int, bytes]]
+) -> list[Switches]:
+    """Each crawl written in turn, once the one before is answered about everywhere."""
+    folder, found = bench.data.data15k, []
+    for timestamp, body in crawls:
+
+        def write(timestamp: int = timestamp, body: bytes = body) -> None:
+            write_crawl(folder, timestamp, body)
+
+        found.append(switches(base, endpoints, timestamp, write, bench.config.wait_limit))
+        time.sleep(SETTLE)
+    return found
+
+
+def switch_rows(
+    who: str, endpoints: list[Endpoint], found: list[Switches], limit: float
+) -> list[Row]:
+    """A row per endpoint (median and worst of the crawls written), and the gap's; with
+    targets for crawldash."""
+    ours = who == "crawldash"
+    rows: list[Row] = []
+    for endpoint in endpoints:
+        median, worst = median_and_worst([f.seconds[endpoint.name] for f in found], limit)
+        late = sum(f.seconds[endpoint.name] is None for f in found)
+        rows.append(
             Measure(
-                Section.FRESHNESS,
-                f"new 15,000-node snapshot written -> served, median / worst of {config.tries}",
-                (delays.median * 1000, delays.worst * 1000),
+                Section.SWITCH,
+                f"{who}: `{endpoint.path}` written -> answered about, median / worst of "
+                f"{len(found)}",
+                (median * 1000, worst * 1000),
                 Unit.MS,
                 0,
-                Shape.SLASHED,
-                details=delays.note(),
-            )
-        ]
-        url = f"{running.base}/api/check?address={first_node(running.base)}"
-        loading = crawls[config.tries : config.tries + loads]
-        rows.append(
-            p99_while_loading(
-                "check p99 idle / while snapshots load (one per second), loader on either core",
-                bench,
-                running,
-                url,
-                loading,
+                limits=(SERVED_LIMIT, None) if ours and not endpoint.follows else (),
+                details="; ".join(
+                    filter(
+                        None,
+                        [
+                            "made after the switch, and answered once made" * endpoint.follows,
+                            f"{late} not within {limit:.0f} s" if late else "",
+                        ],
+                    )
+                ),
             )
         )
-        for kid in children(running.pid)[1:]:  # now the loader shares the server's core too
-            pin(kid, threads=False)
+    if len(endpoints) > 1:
+        gaps = [limit if f.gap is None else f.gap for f in found]
         rows.append(
-            p99_while_loading(
-                "check p99 idle / while snapshots load, loader on the server's core",
-                bench,
-                running,
-                url,
-                crawls[config.tries + loads :],
+            Measure(
+                Section.SWITCH,
+                f"{who}: the largest gap between two endpoints' switches to a crawl, median / "
+                f"worst of {len(found)}",
+                (statistics.median(gaps) * 1000, max(gaps) * 1000),
+                Unit.MS,
+                1,
+                limits=(GAP_LIMIT, None) if ours else (),
+                details="each endpoint asked every few ms (bench.polling.PAUSE): a gap this "
+                "small is within the asking's own resolution; the CSV, made after, left out",
             )
         )
     return rows
@@ -74,14 +135,20 @@ def pin(pid: int, threads: bool) -> None:
 
 
 def p99_while_loading(
-    name: str, bench: Bench, running: Running, url: str, crawls: list[tuple[int, bytes]]
+    name: str,
+    bench: Bench,
+    running: Running,
+    url: str,
+    crawls: list[tuple[int, bytes]],
+    who: str = "crawldash",
 ) -> Measure:
-    """check's p99 idle and while a crawl is written every second, in ``runs`` pairs of
+    """A URL's p99 idle and while a crawl is written every second, in ``runs`` pairs of
     runs (idle, then loading): a shared machine's speed drifts between runs further apart.
     Also how many crawls were taken over meanwhile (a load that starts once another ends
     serves the newest written)."""
     config, folder = bench.config, bench.data.data15k
-    first = status(running.base).snapshot_timestamp
+    ours = who == "crawldash"
+    first = status(running.base).snapshot_timestamp if ours else None
     served: set[int] = set()
     idle, loading = [], []
     length = config.loading_seconds
@@ -89,10 +156,9 @@ def p99_while_loading(
         idle.append(wrk(url, running.pid, length, {}).p99)
         stop = threading.Event()
         these = crawls[round_ * length : (round_ + 1) * length]
-        threads = [
-            threading.Thread(target=keep_writing, args=(folder, these, stop)),
-            threading.Thread(target=keep_looking, args=(running.base, served, stop)),
-        ]
+        threads = [threading.Thread(target=keep_writing, args=(folder, these, stop))]
+        if ours:
+            threads.append(threading.Thread(target=keep_looking, args=(running.base, served, stop)))
         for thread in threads:
             thread.start()
         loading.append(wrk(url, running.pid, length, {}).p99)
@@ -100,13 +166,13 @@ def p99_while_loading(
         for thread in threads:
             thread.join()
         time.sleep(1)  # the last crawl's load ends before the next idle run
-    taken = len(served - {first})
+    before, during = statistics.median(idle) * 1000, statistics.median(loading) * 1000
+    taken = f"; {len(served - {first})} crawls taken over meanwhile" if ours else ""
     return Measure(
-        Section.FRESHNESS,
-        name,
-        (statistics.median(idle) * 1000, statistics.median(loading) * 1000),
-        Unit.MS,
-        2,
-        Shape.VERSUS,
-        details=f"{taken} crawls taken over meanwhile",
+        Section.SWITCH,
+        f"{who}: {name}: p99 while crawls load (one a second) / p99 idle",
+        (during / before if before else float("nan"),),
+        Unit.RATIO,
+        limits=(P99_LIMIT,) if ours else (),
+        details=f"p99 {before:.2f} ms idle, {during:.2f} ms loading{taken}",
     )

@@ -1,34 +1,30 @@
 """alt-bitnodes (bench.peer_server) beside crawldash, on the same folder of crawl files and
 a Redis filled as bitnodes fills it: each thing both answer, measured on each in turn,
 both servers idle before every run (alt-bitnodes goes on answering requests wrk has left
-behind); then how soon a crawl written is served by each, one server running at a time.
+behind).
 
 Both servers run on core 1 and wrk on core 0, as in the other scenarios; alt-bitnodes as
 its service file runs it (one uvicorn worker), after its window-stats job has run once as
-its timer runs it. Skipped, saying why, where its source, its virtualenv or redis-server
-cannot be had.
+its timer runs it. Then, alt-bitnodes alone, what it answers about a crawl written (the
+routes that name the newest crawl, asked as scenario freshness asks crawldash's) and the
+p99 of its routes like /api/status and /api/check while crawls are written. Skipped,
+saying why, where its source, its virtualenv or redis-server cannot be had.
 """
 
 from __future__ import annotations
 
 import os
-import statistics
 import subprocess
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-
-import msgspec
 
 from bench import peer_server
-from bench.context import Bench, emptied
-from bench.data import write_crawl
+from bench.context import Bench, Running, emptied
 from bench.load import Sample, free_port
 from bench.peer_server import Unavailable
-from bench.rows import Measure, Note, Row, Section, Shape, Unit, Versus
-from bench.scenarios.writing import SETTLE
-from bench.servers import POLL, get, measure, measure_slow, server, status, wait_idle, wait_whole
+from bench.polling import peer_endpoints
+from bench.rows import Note, Row, Versus
+from bench.scenarios.freshness import p99_while_loading, switch_rows, written_everywhere
+from bench.servers import get, measure, measure_slow, server, wait_idle
 
 WINDOW = 691_200  # seconds: alt-bitnodes' widest window (8 days)
 LATE = 30.0  # seconds after which a crawl written counts as not served
@@ -71,8 +67,8 @@ def run(bench: Bench) -> list[Row]:
     config, folder = bench.config, bench.data.data15k
     host, _, port = bench.hit().rpartition(":")
     node = f"{host.strip('[]')}-{port}"
-    crawls = bench.take(2 * config.tries)  # in time order: crawldash's, then the peer's
-    first, then = crawls[: config.tries], crawls[config.tries :]
+    loads = config.runs * config.loading_seconds  # crawls written while one URL is run
+    crawls = bench.take(config.tries + 2 * loads)  # the peer's written -> served, its p99s
     work = emptied(config.root / "alt-bitnodes")
     redis_port, alt_port = free_port(), free_port()
     env = peer_server.environment(folder, redis_port, work)
@@ -88,12 +84,23 @@ def run(bench: Bench) -> list[Row]:
             with server(command, alt + "/api/snapshots", bench.log, cwd=checkout, env=env) as peer:
                 with bench.crawldash(bench.ready_state()) as ours:
                     rows += versus(bench, ours.base, ours.pid, alt, peer.pid, routes(node))
-                    mine = [written_to_served(folder, *c, ours.base, _ours) for c in first]
-                theirs = [written_to_served(folder, *c, alt, _theirs) for c in then]
+                # Alone now, as crawldash was in scenario freshness: what it answers about a
+                # crawl written, and its polls while crawls are written.
+                endpoints = peer_endpoints()
+                found = written_everywhere(bench, alt, endpoints, crawls[: config.tries])
+                rows += switch_rows("alt-bitnodes", endpoints, found, LATE)
+                running = Running(alt, peer)
+                asked = {
+                    "`/api/v1/snapshots/?limit=1` (as status)": "/api/v1/snapshots/?limit=1",
+                    f"`/api/v1/nodes/{node}/` (as check)": f"/api/v1/nodes/{node}/",
+                }
+                for at, (name, path) in enumerate(asked.items()):
+                    these = crawls[config.tries + at * loads : config.tries + (at + 1) * loads]
+                    rows.append(
+                        p99_while_loading(name, bench, running, alt + path, these, "alt-bitnodes")
+                    )
     except Unavailable as why:
         return [Note(f"peer (alt-bitnodes): skipped: {why}")]
-    rows.append(served_row("crawldash", mine))
-    rows.append(served_row("alt-bitnodes", theirs))
     rows.append(Note(f"peer: alt-bitnodes from {checkout}; its Redis holds {filled:,} nodes"))
     return rows
 
@@ -122,54 +129,3 @@ def versus(
         Versus(route.what, route.ours, route.theirs, tuple(mine), tuple(peer))
         for route, (mine, peer) in zip(asked, found, strict=True)
     ]
-
-
-def served_row(who: str, delays: list[float | None]) -> Measure:
-    late = sum(delay is None for delay in delays)
-    seconds = [LATE if delay is None else delay for delay in delays]
-    return Measure(
-        Section.PEER,
-        f"{who}: a new crawl written -> served, median / worst of {len(delays)}",
-        (statistics.median(seconds) * 1000, max(seconds) * 1000),
-        Unit.MS,
-        0,
-        Shape.SLASHED,
-        details=f"{late} not served within {LATE:.0f} s" if late else "",
-    )
-
-
-class _Newest(msgspec.Struct):
-    timestamp: int
-
-
-class _Listed(msgspec.Struct):
-    results: list[_Newest]
-
-
-def _ours(base: str) -> int | None:
-    return status(base).snapshot_timestamp
-
-
-def _theirs(base: str) -> int | None:
-    """The newest crawl alt-bitnodes lists (its v1 list, newest first)."""
-    listed = msgspec.json.decode(get(base + "/api/v1/snapshots/?limit=1")[1], type=_Listed)
-    return listed.results[0].timestamp if listed.results else None
-
-
-def written_to_served(
-    folder: Path, timestamp: int, body: bytes, base: str, newest: Callable[[str], int | None]
-) -> float | None:
-    """Seconds from writing the crawl until ``newest(base)`` names it; None past 30 s.
-    Then, for crawldash, until it is served whole (the next is written to an idle
-    loader, as a crawl 10 minutes later finds it)."""
-    write_crawl(folder, timestamp, body)
-    started = time.monotonic()
-    while newest(base) != timestamp:
-        if time.monotonic() - started > LATE:
-            return None
-        time.sleep(POLL)
-    took = time.monotonic() - started
-    if newest is _ours:
-        wait_whole(base, timestamp, LATE)
-    time.sleep(SETTLE)
-    return took

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from functools import lru_cache
 
 MAX_ADDRESS_LENGTH = 100
@@ -15,6 +16,8 @@ NETWORKS = ("ipv4", "ipv6", "onion", "i2p", "cjdns")
 _ONION = re.compile(r"[a-z2-7]{56}\.onion")
 _I2P = re.compile(r"[a-z2-7]{52}\.b32\.i2p")
 _PORT = re.compile(r"[0-9]{1,5}")
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"  # no leading zero, as ipaddress
+_DOTTED = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 
 
 class AddressError(ValueError):
@@ -23,7 +26,12 @@ class AddressError(ValueError):
 
 @lru_cache(maxsize=1 << 16)
 def canonical_host(host: str) -> str:
-    """The canonical spelling of an unbracketed host, or AddressError."""
+    """The canonical spelling of an unbracketed host, or AddressError. A host already
+    spelled so (as a crawl's are) is known by a test in C (a pattern, or ``inet_ntop``'s
+    spelling, which is ``ipaddress``'s but for an embedded IPv4 address): a new crawl's
+    addresses are on the way to its being served, and most are new to a load's cache."""
+    if _DOTTED.fullmatch(host) or (":" in host and _spelled_as_ntop(host)):
+        return host
     lowered = host.lower()
     if lowered.endswith(".onion"):
         if _ONION.fullmatch(lowered):
@@ -42,6 +50,17 @@ def canonical_host(host: str) -> str:
             f"{host!r} is not a dotted IPv4 address, a bracketed IPv6 address, "
             "a .onion or a .b32.i2p host (DNS names are not accepted)"
         ) from None
+
+
+def _spelled_as_ntop(host: str) -> bool:
+    """Whether ``host`` is an IPv6 address as ``inet_ntop`` spells it, with no dotted part
+    (only there does its spelling differ from ``ipaddress``'s compressed one)."""
+    if "." in host:
+        return False
+    try:
+        return socket.inet_ntop(socket.AF_INET6, socket.inet_pton(socket.AF_INET6, host)) == host
+    except (OSError, ValueError):
+        return False
 
 
 def _canonical_ipv6(host: str) -> str:

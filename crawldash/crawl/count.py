@@ -15,6 +15,7 @@ import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import compress
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -250,10 +251,9 @@ class _Spellings:
         ports: list[int] = list(map(_port, rows))
         usual = _usual_port(ports)
         addresses: list[str | None] = list(map(self.by_port.setdefault(usual, {}).get, hosts))
-        if ports.count(usual) < len(ports):
-            for index, port in enumerate(ports):
-                if port != usual:
-                    addresses[index] = self.address(hosts[index], port)
+        if ports.count(usual) < len(ports):  # the few rows on other ports, found in C
+            for index in compress(range(len(ports)), map(usual.__ne__, ports)):
+                addresses[index] = self.address(hosts[index], ports[index])
         with contextlib.suppress(ValueError):  # a None left: a host new on the usual port
             index = addresses.index(None)
             while True:

@@ -8,7 +8,7 @@ import gzip
 import hashlib
 import os
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from functools import cached_property
@@ -120,6 +120,24 @@ def tag_of(body: bytes) -> str:
 def represent(body: bytes, modified: float) -> Representation:
     """The identity representation of ``body``, last modified at unix time ``modified``."""
     return Representation(body, f'"{tag_of(body)}"', int(modified))
+
+
+class Codings(dict[str, Representation]):
+    """A body's representations by content coding, identity always among them. A coding
+    asked for before it was made (a new crawl's codings follow it) is made then, and kept:
+    for bodies small enough to compress on the event loop (a breakdown, the map)."""
+
+    def __missing__(self, coding: str) -> Representation:
+        if coding not in CODINGS:
+            raise KeyError(coding)
+        made = self[coding] = encoded(self["identity"], coding)
+        return made
+
+
+def every_coding(codings: Mapping[str, Representation]) -> dict[str, Representation]:
+    """The codings of a body but identity (gzip and br), made now. Slow: off the loop."""
+    identity = codings["identity"]
+    return {coding: encoded(identity, coding) for coding in CODINGS}
 
 
 def compressed(identity: Representation) -> dict[str, Representation]:

@@ -5,6 +5,7 @@ No aiohttp here: handlers ask this module for bytes and wrap them in responses.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 
@@ -12,14 +13,16 @@ import msgspec
 
 from ..crawl.count import AddressChanges
 from ..crawl.files import FileVersion
-from ..models import CrawlerStatus, StatusBody
+from ..models import CrawlerStatus
+from .alarms import Alarms
 from .answers.changes import Changes
 from .answers.checks import CheckAnswers
 from .answers.profiles import Profiles
+from .answers.reasons import Evidence
 from .answers.trends import Trends
 from .answers.unique import UniqueCounts
-from .bodies import Representation, release_files, represent
-from .snapshot.prepared import FirstAnswers, PreparedSnapshot
+from .bodies import Representation, encoded, release_files
+from .snapshot.prepared import Later, PreparedSnapshot
 from .stores.earlier_crawls import OlderCrawls
 from .stores.history import History, HistoryEntry
 from .stores.presence import Presence
@@ -27,11 +30,7 @@ from .stores.presence import Presence
 _encoder = msgspec.json.Encoder()
 
 
-RUNNING = "running"  # any other state reported for too long means the crawler is stuck
-MIN_STALE_AFTER = 1800  # the derived staleness threshold is never below 30 minutes
-
-
-class State:
+class State(Alarms):
     """The latest snapshot, the crawler's status, the history of crawls, and their alarms."""
 
     def __init__(
@@ -42,8 +41,8 @@ class State:
         stuck_after: int = 3600,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.snapshot: PreparedSnapshot | None = None
-        self.first: FirstAnswers | None = None  # a newer crawl's, while the rest is made
+        self.snapshot: PreparedSnapshot | None = None  # the crawl served: switch_to
+        self._whole = asyncio.Event()  # set once what follows the crawl served is in
         self.status: CrawlerStatus | None = None
         self.history = History(history_size)
         self.presence = Presence()  # which addresses each crawl of the history had
@@ -69,43 +68,107 @@ class State:
         self.loader_trouble: str | None = None  # why the last load failed, till one succeeds
 
     @property
-    def newest(self) -> PreparedSnapshot | FirstAnswers | None:
-        """The newest crawl served: its first answers, until the whole of it is."""
-        return self.first or self.snapshot
-
-    def set_first(self, first: FirstAnswers) -> None:
-        """Serve a crawl newer than the one served by its first answers (its plain snapshot
-        and its status), while the rest of it is made. Listeners hear of the crawl once it
-        is served whole (``announce_snapshot``): its first answers are no event."""
-        if self.snapshot is None or first.timestamp > self.snapshot.timestamp:
-            self.first = first
-            self._status_body = None
-
-    def drop_first(self) -> None:
-        """The crawl whose first answers are served could not be loaded whole after all."""
-        if self.first is not None:
-            self.first = None
-            self._status_body = None
+    def first(self) -> PreparedSnapshot | None:
+        """The crawl served while what follows it (the compressed codings of its bodies,
+        its CSV records) is still being made; None once it is in, or no crawl is served."""
+        served = self.snapshot
+        return served if served is not None and not served.whole() else None
 
     def snapshot_body(self, coding: str, identity_ok: bool) -> Representation | None:
-        """The newest crawl's ``/api/snapshot`` body in ``coding``; in identity while only its
-        first answers are served (its other codings are made with the rest), if the client
-        takes identity (``identity_ok``). None: no crawl served yet."""
-        if self.first is not None and identity_ok:
-            return self.first.identity
-        return self.snapshot.representations[coding] if self.snapshot else None
+        """The served crawl's ``/api/snapshot`` body in ``coding`` if it is made, else in
+        identity if the client takes it (``identity_ok``): the codings follow the crawl, and
+        until they come nothing of an older crawl is served. None: no crawl served, or the
+        coding is still to be made (``snapshot_in`` makes it)."""
+        served = self.snapshot
+        if served is None:
+            return None
+        body = served.representations.get(coding)
+        return served.identity if body is None and identity_ok else body
 
-    def set_snapshot(self, snapshot: PreparedSnapshot) -> None:
-        before, self.snapshot = self.snapshot, snapshot
-        if before is not None and before is not snapshot:
+    async def snapshot_in(self, coding: str, identity_ok: bool) -> Representation | None:
+        """``snapshot_body``, the coding made now (in a thread) for a client that refuses
+        identity when it is not made yet. None: no crawl served."""
+        served = self.snapshot
+        body = self.snapshot_body(coding, identity_ok)
+        if body is None and served is not None:
+            made = await asyncio.to_thread(encoded, served.identity, coding)
+            body = served.representations.setdefault(coding, made)
+        return body
+
+    async def switch_to(
+        self,
+        served: PreparedSnapshot,
+        entry: HistoryEntry,
+        with_it: Callable[[], None] | None = None,
+    ) -> bool:
+        """Serve ``served``, whose history point is ``entry``, every answer about it from
+        one moment on. What takes time is done first without being shown (the presence's
+        bits for the crawl are set in slices, unpublished); then, in one step on the event
+        loop, the presence publishes the crawl, the history takes its point, the crawl is
+        served, ``with_it`` changes what else must change with it, and listeners are told:
+        no answer given after that step is about an older crawl, and none before it about
+        this one.
+
+        Returns:
+            Whether the history or the presence changed.
+        """
+        before = self.history.get(entry.timestamp)
+        same_file = (
+            before is not None
+            and entry.mtime_ns != 0  # 0: not counted from a file
+            and (before.size, before.mtime_ns) == (entry.size, entry.mtime_ns)
+        )
+        recorded: list[bool] = []
+
+        def switch() -> None:
+            recorded.append(self.history.record(entry))
+            self._serve(served, with_it)
+
+        timestamp = entry.timestamp
+        # Known from the same file (counted again for what an older index lacks), the
+        # crawl keeps its membership: setting it again is a pass over every address.
+        if not self.presence.has(timestamp) or (before != entry and not same_file):
+            addresses = served.nodes.addresses
+            await self.presence.update(timestamp, addresses, self.history.holds, switch)
+            return True
+        switch()
+        if recorded[0]:
+            async with self.presence.lock:
+                self.presence.retain(self.history.holds)
+        return recorded[0]
+
+    def take_later(self, later: Later) -> bool:
+        """What follows the crawl served (its codings and CSV records), if it is its.
+
+        Returns:
+            Whether it was taken.
+        """
+        served = self.snapshot
+        if served is None or not later.add_to(served):
+            return False
+        self._whole.set()
+        return True
+
+    async def until_whole(self, served: PreparedSnapshot) -> None:
+        """Wait until what follows ``served`` is in, or another crawl is served."""
+        while served is self.snapshot and not served.whole():
+            taken = self._whole
+            if taken.is_set():
+                return
+            await taken.wait()
+
+    def _serve(self, served: PreparedSnapshot, with_it: Callable[[], None] | None) -> None:
+        """The switch's step itself (on the event loop, with nothing awaited)."""
+        if not self._whole.is_set():
+            self._whole.set()  # those waiting for the crawl served before look again
+        self._whole = asyncio.Event()
+        before, self.snapshot = self.snapshot, served
+        if before is not None and before is not served:
             release_files(before.representations.values())
-        self.first = None
+        self.checks.set_evidence(Evidence())  # of the crawl paired with the one before
+        if with_it is not None:
+            with_it()
         self._status_body = None
-
-    def announce_snapshot(self) -> None:
-        """Tell listeners of the crawl served, once every answer about it is (its history
-        point, presence, profile changes and check evidence are taken in after
-        ``set_snapshot``): a dashboard asks again for all of them on these events."""
         self._tell("snapshot")
         self._tell("status")
 
@@ -158,100 +221,3 @@ class State:
     def _tell(self, event: str) -> None:
         for listener in self.listeners:
             listener(event)
-
-    def set_status(self, status: CrawlerStatus, written_at: float) -> None:
-        """A new status.json, written at ``written_at`` (its file's time). An ``updated_at``
-        ahead of this machine's clock is taken as the moment it was read, and flagged."""
-        read_at = self._clock()
-        written_at = min(written_at, read_at)
-        self.status_ahead = status.updated_at is not None and status.updated_at > read_at + 60
-        if self.status_ahead or status.updated_at is None:
-            self._status_updated = written_at
-        else:
-            self._status_updated = float(status.updated_at)
-        if self.status is None or status.state != self.status.state:
-            self._state_since = written_at
-        self.status = status
-        self._status_body = None
-        self._tell("status")
-
-    def status_body(self) -> Representation:
-        """The ``/api/status`` answer; it holds an age, so it is encoded at most once a second."""
-        now = int(self._clock())
-        if self._status_body is None or self._status_body[0] != now:
-            self._status_body = (now, represent(_encoder.encode(self.status_at(now)), now))
-        return self._status_body[1]
-
-    def next_crawl_expected(self) -> int | None:
-        """The latest crawl's time plus the median interval; None if unknown. The crawl
-        served whole: answers still about it must not be cached as if about a newer one."""
-        interval = self.history.median_interval()
-        if self.snapshot is None or interval is None:
-            return None
-        return self.snapshot.timestamp + interval
-
-    def seconds_to_next_crawl(self) -> int | None:
-        """Worked out once a second per snapshot and history (it is in many answers). Never
-        more than one crawl interval: a crawl named ahead of the clock must not have caches
-        hold it for longer than the crawler takes to write the next."""
-        now, changes, snapshot = int(self._clock()), self.history.changes, self.snapshot
-        second, seen_changes, seen_snapshot, seconds = self._to_next_crawl
-        if now != second or changes != seen_changes or snapshot is not seen_snapshot:
-            expected, interval = self.next_crawl_expected(), self.history.median_interval()
-            if expected is None or interval is None:
-                seconds = None
-            else:
-                seconds = min(max(0, expected - now), interval)
-            self._to_next_crawl = now, changes, snapshot, seconds
-        return seconds
-
-    def effective_stale_after(self) -> int:
-        if self.stale_after is not None:
-            return self.stale_after
-        interval = self.history.median_interval()
-        return max(MIN_STALE_AFTER, 3 * interval) if interval else MIN_STALE_AFTER
-
-    def is_stale(self, now: float) -> bool:
-        """No snapshot, or the latest is older than the staleness threshold."""
-        newest = self.newest
-        return newest is None or now - newest.timestamp > self.effective_stale_after()
-
-    def is_stuck(self, now: float) -> bool:
-        return self.stuck_reason(now) is not None
-
-    def stuck_reason(self, now: float) -> str | None:
-        """Why the crawler looks stuck: ``no_update`` (status.json not rewritten for too
-        long: the bridge or the crawler is gone) or ``state`` (one non-running state for too
-        long); None if it does not."""
-        status = self.status
-        if status is None:
-            return None
-        if now - self._status_updated > self.stuck_after:
-            return "no_update"
-        if status.state != RUNNING and now - self._state_since > self.stuck_after:
-            return "state"
-        return None
-
-    def status_at(self, now: int) -> StatusBody:
-        snapshot, status = self.newest, self.status
-        age = max(0, now - snapshot.timestamp) if snapshot else None
-        fallback_height = snapshot.latest_height if snapshot else None
-        reason = self.stuck_reason(now)
-        return StatusBody(
-            state=status.state if status else "unknown",
-            queue_size=status.queue_size if status else None,
-            reached=status.reached if status else None,
-            height=status.height if status and status.height is not None else fallback_height,
-            last_elapsed=status.last_elapsed if status else None,
-            last_crawl_at=status.last_crawl_at if status else None,
-            updated_at=status.updated_at if status else None,
-            snapshot_timestamp=snapshot.timestamp if snapshot else None,
-            snapshot_age=age,
-            stale=self.is_stale(now),
-            stuck=reason is not None,
-            stuck_reason=reason,
-            updated_at_ahead=self.status_ahead,
-            next_crawl_expected=self.next_crawl_expected(),
-            history_complete=self.history_complete,
-            degraded=self.loader_trouble,
-        )

@@ -31,7 +31,7 @@ class Latest:
 
     async def snapshot(self, request: web.Request) -> web.Response:
         accepted = request.headers.get(hdrs.ACCEPT_ENCODING)
-        body = self.state.snapshot_body(coding_for(request), takes_identity(accepted))
+        body = await self.state.snapshot_in(coding_for(request), takes_identity(accepted))
         if body is None:
             raise no_snapshot()
         return respond(request, body, self.until_next_crawl(), vary=True, from_file=True)

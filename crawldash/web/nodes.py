@@ -15,7 +15,8 @@ from typing import TypeVar
 from aiohttp import web
 
 from ..live.bodies import BodyFile
-from ..live.snapshot.catalog import CSV_HEADER, STEP
+from ..live.snapshot.catalog import STEP
+from ..live.snapshot.csv_records import CSV_HEADER
 from ..live.snapshot.prepared import PreparedSnapshot
 from ..live.state import State
 from .errors import no_snapshot
@@ -79,6 +80,9 @@ class NodeRoutes:
         raw = request.rel_url.raw_query_string
         query = nodes_query(raw)
         served = self._served()
+        while query.format == "csv" and not served.catalog.records.made:
+            await self.state.until_whole(served)  # a new crawl's records follow it
+            served = self._served()
         ask = (raw, self.links.base(request))  # links differ by where they were asked for
         kept = self.kept.get(served, ask)
         answer: bytes | BodyFile

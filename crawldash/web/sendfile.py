@@ -47,7 +47,8 @@ class SentFile(payload.Payload):
             writer.send_headers()  # they go out before the file: the buffer is empty
             sent = _sendfile(writer.transport, fd, len(body))
             writer.output_size += sent  # the access log's body size
-        if not sent:  # the headers go with the body where they were not sent
+        if not sent:  # as bytes: the headers first, so that the body is not copied to
+            writer.send_headers()  # join them (aiohttp does, before Python 3.12.9)
             await writer.write(body)
         elif sent < len(body):
             await writer.write(memoryview(body)[sent:])

@@ -23,7 +23,7 @@ import msgspec
 from ...crawl.address import NETWORKS
 from ...models import CountsPoint, HistoryPoint, MatchPoint
 from ..bodies import Representation, represent
-from ..snapshot.catalog import csv_safe
+from ..snapshot.csv_records import csv_safe
 from ..stores.history import COMPRESSED_COUNTS, History, HistoryEntry
 from ..stores.tallies import KEYS, UNKNOWN, WHOLE, Values, counts_of
 from .kept import KeptAnswers, Steps, at_once, body_size, encoded_steps

@@ -105,15 +105,17 @@ class LoaderClient:
 
     def head_start(self, function: Callable[..., Any], *args: Any) -> None:
         """Start the process and ``function(*args)`` in it now, from a thread of its own;
-        the next ``run`` takes its result if it is the same call (whatever else it is, the
-        result is dropped). Needs no event loop: it is meant to run before there is one."""
-        future: Future[Any] = Future()
+        the next ``run`` takes its result if it is the same call, and is handed the parts it
+        sent ahead first (whatever else it is, the result is dropped). Needs no event loop:
+        it is meant to run before there is one."""
+        future: Future[tuple[list[Any], Any]] = Future()
 
         def call() -> None:
             if not future.set_running_or_notify_cancel():
                 return
+            parts: list[Any] = []  # handed to the caller that takes the result
             try:
-                future.set_result(self._call(function, args))
+                future.set_result((parts, self._call(function, args, parts.append)))
             except BaseException as exc:  # run() sorts it out
                 future.set_exception(exc)
 
@@ -130,8 +132,8 @@ class LoaderClient:
             function: what to run; pickled by name, with ``args``.
             args: its arguments.
             on_part: called on the event loop with each part of the answer the call sends
-                ahead of its reply (``process.send_part``), before this returns. A call run
-                in a thread, or taken from a head start, sends none.
+                ahead of its reply (``process.send_part``), before this returns (those of a
+                head start taken, at once). A call run in a thread sends none.
 
         Returns:
             What ``function`` returned (what it raised is raised here).
@@ -139,7 +141,11 @@ class LoaderClient:
         ahead, self._ahead = self._ahead, None
         if ahead is not None and ahead[0] is function and ahead[1] == args:
             try:
-                return cast(T, await asyncio.wrap_future(ahead[2]))
+                parts, value = await asyncio.wrap_future(ahead[2])
+                if on_part is not None:
+                    for part in parts:
+                        on_part(part)
+                return cast(T, value)
             except LoaderDied as exc:
                 self.deaths += 1
                 log.error("the snapshot loader process died (%s); trying the load again", exc)

@@ -10,12 +10,15 @@ that file's descriptor with its length: the reply is never copied through a pipe
 file, each bytes object of LARGE bytes or more (the bodies, each node's JSON, the CSV
 records) follows the pickle instead of being inside it, so that the server reads each
 straight into a bytes object of its own with the GIL released, and unpickles only the
-rest while holding it (``packed()``, and ``unpacked()`` in ``client.py``). A reply is
+rest while holding it (``packed()`` and ``unpacked()``, in ``replies.py``). A reply is
 ``("ok", value)``, ``("raised", exception)`` or ``("died", why)`` when the child ended
 without replying (killed, or out of memory). Before it, a call may send parts of its
-answer that are ready early (``send_part``: a new crawl's plain snapshot, while the rest of
-it is prepared), each as a reply of its own marked as one more will follow. Run as ``python -m
-crawldash.live.loader.process NICENESS SOCKET_FD``; it ends when the server closes its end.
+answer that are ready early (``send_part``: a new crawl, before what follows it is made;
+a process the child forks beside itself, ``forked``, sends its half of the crawl too), each
+as a reply of its own marked as one more will follow. After a reply the process may do
+work of its own that every later child inherits (``AFTERWARDS``: a crawl's hosts spelled).
+Run as ``python -m crawldash.live.loader.process NICENESS SOCKET_FD``; it ends when the
+server closes its end.
 
 A load must finish on a machine whose every core is busy (bitnodes' crawler runs beside
 crawldash), and must not slow the answers when it shares a core with the server. So the
@@ -34,20 +37,17 @@ from __future__ import annotations
 import ctypes
 import gc
 import importlib
-import io
 import os
 import pickle
-import platform
 import socket
-import struct
 import sys
 from collections.abc import Callable
 from typing import Any
 
-SIZE = struct.Struct(">Q")  # the length of a reply's pickle, at the start of its file
-HEADER = struct.Struct(">QB")  # sent with a reply's file: its length, and whether more follow
+from .priority import SLICE_NS, batch_policy, short_slices
+from .replies import HEADER, packed
+
 LAST, PART = 0, 1
-LARGE = 16 * 1024  # bytes objects at least this long follow a reply's pickle, not in it
 PRELOADED = (
     "crawldash.live.snapshot.prepared",
     "crawldash.live.snapshot.past_crawls",
@@ -55,12 +55,10 @@ PRELOADED = (
 )
 PRELOAD_VARIABLE = "CRAWLDASH_LOADER_PRELOAD"  # more modules, from LoaderClient.preload
 MAX_CALL = 1 << 20  # bytes: a call names a function and a few small arguments
-SLICE_NS = 100_000  # the shortest scheduler slice Linux grants (EEVDF's custom slice)
-SCHED_SETATTR = {"x86_64": 314, "aarch64": 274, "riscv64": 274, "ppc64le": 355, "s390x": 345}
-# struct sched_attr: size, policy, flags, nice, priority, runtime (the slice), deadline, period
-SCHED_ATTR = struct.Struct("=IIQiIQQQ")
-SCHED_FLAG_KEEP_POLICY = 0x08
 PR_SET_CHILD_SUBREAPER = 36
+# Work this process does itself after a call's reply, by the called function's name: what
+# it learns (a crawl's hosts spelled, say), every child forked after inherits.
+AFTERWARDS: dict[str, Callable[..., object]] = {}
 _after_reply: list[Callable[[], None]] | None = None  # in a child: work left for after it
 _parts_to: socket.socket | None = None  # in a child: the server's socket, for send_part
 
@@ -93,44 +91,22 @@ def main(argv: list[str] | None = None) -> int:
                     send_reply(server, reply, LAST)
                 finally:
                     os.close(reply)
+                afterwards(call)
         except (ConnectionError, KeyboardInterrupt):  # the server has gone
             pass
     return 0
 
 
-def batch_policy() -> bool:
-    """Run this process, and the children it forks, under SCHED_BATCH: a fair share of a
-    busy core, but never preempting a task on waking (the server's threads preempt it).
-
-    Returns:
-        Whether the kernel accepted it (elsewhere loads run as ordinary tasks).
-    """
+def afterwards(call: bytes) -> None:
+    """The work AFTERWARDS names for the function called, if any, done here; whatever it
+    raises is its own affair (the load itself went as its reply said)."""
     try:
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    except (AttributeError, OSError):  # not Linux, or refused
-        return False
-    return True
-
-
-def short_slices(slice_ns: int) -> bool:
-    """Ask the kernel to run this process, and the children it forks, in slices of
-    ``slice_ns``, keeping its scheduling policy and niceness.
-
-    Args:
-        slice_ns: nanoseconds; Linux clamps it to 0.1-100 ms.
-
-    Returns:
-        Whether the kernel accepted it (kernels before 6.12 accept it and keep their
-        default slice).
-    """
-    number = SCHED_SETATTR.get(platform.machine())
-    if number is None:
-        return False
-    attr = SCHED_ATTR.pack(
-        SCHED_ATTR.size, 0, SCHED_FLAG_KEEP_POLICY, os.nice(0), 0, slice_ns, 0, 0
-    )
-    libc = ctypes.CDLL(None, use_errno=True)
-    return int(libc.syscall(number, 0, ctypes.create_string_buffer(attr), 0)) == 0
+        function, args = pickle.loads(call)
+        work = AFTERWARDS.get(f"{function.__module__}.{function.__qualname__}")
+        if work is not None:
+            work(*args)
+    except Exception:  # nothing it does is needed
+        pass
 
 
 def send_reply(server: socket.socket, reply: int, more: int) -> None:
@@ -184,6 +160,38 @@ def send_part(value: Any) -> bool:
     finally:
         os.close(part)
     return True
+
+
+def sends_parts() -> bool:
+    """Whether this runs in a child of the loader process (else in a thread of the
+    server, before the loader process is started): parts can be sent ahead."""
+    return _parts_to is not None
+
+
+def forked(work: Callable[[], None]) -> Callable[[], bool] | None:
+    """Run ``work`` in a process forked from this child of the loader, beside it (on
+    another core, where there is one); it may ``send_part`` too.
+
+    Returns:
+        A wait for its end, which says whether ``work`` returned; None outside a child of
+        the loader process (a load run in a thread): nothing is run.
+    """
+    if _parts_to is None:
+        return None
+    pid = os.fork()
+    if pid == 0:  # killed with the loader's process group if the load is
+        code = 1
+        try:
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+
+    def wait() -> bool:
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status) == 0
+
+    return wait
 
 
 def after_reply(work: Callable[[], None]) -> bool:
@@ -247,37 +255,6 @@ def outcome(function: Callable[..., Any], args: tuple[Any, ...]) -> list[bytes]:
             return packed(("raised", exc))
         except Exception:  # an exception that cannot be pickled: its text then
             return packed(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
-
-
-class _Pickler(pickle.Pickler):
-    """Pickles a reply, setting aside each large bytes object (once, however often it is
-    referred to): it is named by its place among those that follow the pickle,
-    ``(start, length)``."""
-
-    def __init__(self, file: io.BytesIO) -> None:
-        super().__init__(file, protocol=5)
-        self.large: list[bytes] = []  # held, so that the ids below stay theirs
-        self.places: dict[int, tuple[int, int]] = {}  # by id()
-        self.following = 0  # bytes set aside so far
-
-    def persistent_id(self, obj: Any) -> tuple[int, int] | None:
-        if type(obj) is not bytes or len(obj) < LARGE:
-            return None
-        place = self.places.get(id(obj))
-        if place is None:
-            place = self.places[id(obj)] = self.following, len(obj)
-            self.large.append(obj)
-            self.following += len(obj)
-        return place
-
-
-def packed(reply: Any) -> list[bytes]:
-    """A reply as written to its file: the pickle's length, the pickle, then the large
-    bytes objects it refers to."""
-    stream = io.BytesIO()
-    pickler = _Pickler(stream)
-    pickler.dump(reply)
-    return [SIZE.pack(stream.tell()), stream.getvalue(), *pickler.large]
 
 
 def ended(code: int) -> str:

@@ -1,7 +1,8 @@
-"""A reply of the loader process as the server reads it: the in-memory file sent with
-its length (``process.send_reply``), in which the pickle comes first and each large bytes
-object it names follows it (``process.packed``). The large objects are read straight into
-bytes objects of their own with the GIL released; only the rest is unpickled holding it."""
+"""A reply of the loader process, as a child writes it and the server reads it: the
+in-memory file sent with its length (``process.send_reply``), in which the pickle comes
+first and each large bytes object it names follows it (``packed``). The server reads the
+large objects straight into bytes objects of their own with the GIL released, and
+unpickles only the rest holding it."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import io
 import os
 import pickle
 import socket
+import struct
 from typing import Any
 
-from .process import HEADER, SIZE
+SIZE = struct.Struct(">Q")  # the length of a reply's pickle, at the start of its file
+HEADER = struct.Struct(">QB")  # sent with a reply's file: its length, and whether more follow
+LARGE = 16 * 1024  # bytes objects at least this long follow a reply's pickle, not in it
 
 
 def received(loader: socket.socket) -> tuple[Any, int]:
@@ -63,3 +67,34 @@ def _read(fd: int, length: int, offset: int) -> bytes:
             raise EOFError
         data += more
     return data
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a reply, setting aside each large bytes object (once, however often it is
+    referred to): it is named by its place among those that follow the pickle,
+    ``(start, length)``."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=5)
+        self.large: list[bytes] = []  # held, so that the ids below stay theirs
+        self.places: dict[int, tuple[int, int]] = {}  # by id()
+        self.following = 0  # bytes set aside so far
+
+    def persistent_id(self, obj: Any) -> tuple[int, int] | None:
+        if type(obj) is not bytes or len(obj) < LARGE:
+            return None
+        place = self.places.get(id(obj))
+        if place is None:
+            place = self.places[id(obj)] = self.following, len(obj)
+            self.large.append(obj)
+            self.following += len(obj)
+        return place
+
+
+def packed(reply: Any) -> list[bytes]:
+    """A reply as written to its file: the pickle's length, the pickle, then the large
+    bytes objects it refers to."""
+    stream = io.BytesIO()
+    pickler = _Pickler(stream)
+    pickler.dump(reply)
+    return [SIZE.pack(stream.tell()), stream.getvalue(), *pickler.large]

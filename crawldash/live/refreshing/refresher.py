@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from collections.abc import Callable, Collection
 from itertools import accumulate
@@ -30,19 +31,17 @@ from ...crawl.files import (
     misnamed,
     named_ahead,
 )
-from ..answers.reasons import Evidence
 from ..loader.client import LoaderClient
 from ..loader.counters import Counters
 from ..loader.new_crawl import load_new_crawl
-from ..snapshot.prepared import FirstAnswers, PreparedSnapshot
 from ..state import State
-from ..stores.history import HistoryEntry
 from ..stores.index_codec import encode_presence_in_slices
 from ..stores.index_files import HistoryStore, IndexSaver, PresenceStore
 from .counting import READ_AHEAD, Counting
 from .pairing import Pairing
 from .reading import Reader
 from .rejections import Rejections
+from .switching import Switch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -53,6 +52,10 @@ FULL_LISTING_SECONDS = 300.0
 # for milliseconds, which a burst of crawls or the counting at start-up would pay per crawl.
 # What a crash loses of either is rebuilt from the crawl files still present.
 INDEX_SAVE_EVERY = 60.0
+# A refresh runs work in worker threads (a load's reply read, each node's changes compared);
+# one holding the GIL in Python code keeps it from the event loop for up to the switch
+# interval, 5 ms by default: every poll answered meanwhile would wait that long.
+SWITCH_INTERVAL = 0.001
 
 
 class Refresher:
@@ -71,8 +74,8 @@ class Refresher:
         clock: Callable[[], float] = time.time,
         pairing: Pairing | None = None,
     ) -> None:
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
         self.state = state
-        self.pairing = pairing  # the crawl paired with each export, for /api/check's reason
         self.loader = loader
         self.data_dir = data_dir
         # A status file outside the data folder is looked at by itself (poll_status), so
@@ -92,8 +95,8 @@ class Refresher:
         read_ahead = counters.workers * READ_AHEAD if counters is not None else 1
         count_run = self.reader.count_run if counters is not None else None
         self.counting = Counting(state, self.rejected, self.reader.count, read_ahead, count_run)
+        self.switch = Switch(state, self.counting, self._changed, pairing)
         self.observers: list[Callable[[float], None]] = []  # told each refresh's duration
-        self._served: tuple[int, FileVersion] | None = None
         self._status_version: FileVersion | None = None
         self._lock = asyncio.Lock()
         self._listing: Listing | None = None
@@ -229,7 +232,7 @@ class Refresher:
         """Serve the newest usable crawl newer than the one served (or the served one,
         rewritten). While the served crawl's file is gone, the newest usable one present
         wins, older or not; memory keeps the last good one only when none is usable."""
-        served = self._served
+        served = self.switch.served
         if served is not None and served[0] not in listing.snapshots:
             served = None  # its file is gone: whatever is newest and usable now
         if served is not None and misnamed(listing, served[0]):
@@ -245,59 +248,12 @@ class Refresher:
                 continue
             if self.rejected.known(name, version):
                 continue
-            started = time.perf_counter()
+            self.switch.begin(listing, timestamp)
             loaded = await self.reader.read(
-                name, version, load_new_crawl, in_loader=True, on_part=self._serve_first
+                name, version, load_new_crawl, in_loader=True, on_part=self.switch.on_part
             )
-            if loaded is not None:
-                await self._serve(loaded, time.perf_counter() - started, listing)
+            if await self.switch.end(loaded):
                 return
-            self.state.drop_first()
             tries += 1
             if tries == SNAPSHOT_TRIES and self.state.snapshot is not None:
                 return  # the others next time: each decode is costly
-
-    def _serve_first(self, first: object) -> None:
-        """Serve a new crawl's first answers, sent ahead while the rest of it is made."""
-        if isinstance(first, FirstAnswers):
-            self.state.set_first(first)
-
-    async def _serve(self, served: PreparedSnapshot, seconds: float, listing: Listing) -> None:
-        """Serve ``served`` as the file version it was read from (one rewritten is read again)."""
-        version, before = served.version, self.state.snapshot
-        self.state.set_snapshot(served)
-        self.state.checks.set_evidence(Evidence())  # the last export's crawl is not this one's
-        self._served = (served.timestamp, version)
-        if await self.counting.count_skipped(listing, served.timestamp):
-            self._changed()
-        entry = HistoryEntry(
-            served.timestamp,
-            served.total_nodes,
-            version.size,
-            version.mtime_ns,
-            served.networks,
-            served.latest_height,
-            self.state.history.values.pack(
-                {by: breakdown.counted for by, breakdown in served.breakdowns.items()}
-            ),
-        )
-        if await self.state.record_crawl(entry, served.nodes.addresses):
-            self._changed()
-        if before is not None and before.timestamp < served.timestamp:
-            profiles = self.state.profiles
-            found = await asyncio.to_thread(profiles.compare, before, served)
-            profiles.take(before.timestamp, found)
-        if self.pairing is not None:
-            evidence = await self.pairing.evidence_for(served.timestamp)
-            if self.state.snapshot is served:
-                self.state.checks.set_evidence(evidence)
-        self.state.announce_snapshot()
-        log.info(
-            "snapshot loaded timestamp=%d nodes=%d skipped_rows=%d height=%d bytes=%d seconds=%.3f",
-            served.timestamp,
-            served.total_nodes,
-            served.skipped_rows,
-            served.latest_height,
-            version.size,
-            seconds,
-        )

@@ -14,38 +14,18 @@ serving process's event loop for long.
 
 from __future__ import annotations
 
-import csv
 from array import array
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import pairwise
-from types import SimpleNamespace
-
-import msgspec
+from typing import Any
 
 from ...models import NodeRow
+from .csv_records import CsvRecords, columns_of, each_once, offsets
 
-FIELDS = (
-    "protocol_version",
-    "user_agent",
-    "connected_since",
-    "services",
-    "height",
-    "hostname",
-    "city",
-    "country",
-    "latitude",
-    "longitude",
-    "timezone",
-    "asn",
-    "org",
-)
-CSV_HEADER = ",".join(("address", *FIELDS)).encode() + b"\r\n"
 SORTS = ("address", "user_agent", "version", "height", "connected_since", "country")
 STEP = 4096  # nodes a query examines between two yields: a fraction of a millisecond
-# What makes a spreadsheet read a cell as a formula (OWASP's list for CSV injection).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 Steps = Generator[None, None, list[int]]  # yields between steps, returns the positions
 Test = Callable[[Iterable[int]], list[int]]  # keeps the positions that pass, in order
@@ -73,9 +53,10 @@ class Codes:
 
     @classmethod
     def of(cls, column: Sequence[str | None]) -> Codes:
-        index: dict[str | None, int] = {}
-        codes = array("I", [index.setdefault(value, len(index)) for value in column])
-        return cls(tuple(index), codes)
+        """Codes in the order each value first comes (passes in C)."""
+        values = tuple(dict.fromkeys(column))
+        index = {value: code for code, value in enumerate(values)}
+        return cls(values, array("I", map(index.__getitem__, column)))
 
     def matching(self, wanted: str) -> set[int]:
         """Codes of the values that equal ``wanted``."""
@@ -99,8 +80,7 @@ class NodeCatalog:
         str  # per node: address, hostname, user agent and organisation, lowercased; "\n" after each
     )
     search_starts: array[int]  # where each node's search text starts, and the end
-    csv: bytes  # every node's CSV record, ended by CRLF
-    csv_starts: array[int]
+    records: CsvRecords  # every node's CSV record (made after the rest, in a new crawl)
     orders: dict[str, array[int]]  # positions in each sort order, ascending
     # Each node's search text, cut from ``search`` by the crawl's first q search, in steps,
     # in the serving process: a test per node is a fraction of the cost of mapping every
@@ -109,46 +89,56 @@ class NodeCatalog:
     texts: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
-    def build(cls, nodes: dict[str, NodeRow], networks: dict[str, str]) -> NodeCatalog:
+    def build(
+        cls, nodes: dict[str, NodeRow], networks: dict[str, str], *, with_csv: bool = True
+    ) -> NodeCatalog:
+        """The columns of a crawl's nodes. Each column is made by passes in C (``map``,
+        ``zip``, ``sorted``) over the rows or over a column's distinct values, with a
+        Python step per node only where a value must be tested: a new crawl's columns are
+        on the way to its being served. ``with_csv=False``: its CSV records are left to
+        make after (``CsvRecords.of``), as a new crawl's follow it."""
         addresses = sorted(nodes)
-        rows = [nodes[address] for address in addresses]
-        agents = [(row.user_agent or "").lower() for row in rows]
-        countries = [row.country.upper() if row.country else None for row in rows]
-        versions = [_or_unknown(row.protocol_version) for row in rows]
-        heights = [row.height for row in rows]
+        rows = list(map(nodes.__getitem__, addresses))
+        fields = columns_of(rows)
+        agents = each_once(fields["user_agent"], lambda agent: (agent or "").lower())
+        countries = each_once(
+            fields["country"], lambda country: country.upper() if country else None
+        )
+        versions = each_once(fields["protocol_version"], _or_unknown)
         columns: dict[str, Sequence[object]] = {
-            "address": addresses,
             "user_agent": agents,
             "version": versions,
-            "height": heights,
-            "connected_since": [_or_unknown(row.connected_since) for row in rows],
-            "country": [c or "" for c in countries],
+            "height": fields["height"],
+            "connected_since": [_or_unknown(since) for since in fields["connected_since"]],
+            "country": each_once(countries, lambda country: country or ""),
         }
-        orders = {
-            key: array("I", sorted(range(len(rows)), key=column.__getitem__))  # type: ignore[arg-type]
-            for key, column in columns.items()
-        }
-        search = [
-            _searchable(address, row) + "\n" for address, row in zip(addresses, rows, strict=True)
-        ]
-        lines = _csv_lines(addresses, rows)
+        orders = {"address": array("I", range(len(rows)))}  # the addresses are sorted
+        for key, column in columns.items():
+            orders[key] = array("I", sorted(range(len(rows)), key=column.__getitem__))  # type: ignore[arg-type]
+        orders = {key: orders[key] for key in SORTS}
+        search = list(map(str.lower, map(" ".join, zip(addresses, *_texts(fields), strict=True))))
         return cls(
             addresses=addresses,
-            networks=Codes.of([networks[address] for address in addresses]),
+            networks=Codes.of(list(map(networks.__getitem__, addresses))),
             countries=Codes.of(countries),
-            asns=Codes.of([row.asn.upper() if row.asn else None for row in rows]),
+            asns=Codes.of(each_once(fields["asn"], lambda asn: asn.upper() if asn else None)),
             agents=Codes.of(agents),
             versions=array("q", versions),
-            services=array("Q", [row.services for row in rows]),  # unsigned 64-bit, as sent
-            search="".join(search),
-            search_starts=_starts(map(len, search)),
-            csv=b"".join(lines),
-            csv_starts=_starts(map(len, lines)),
+            services=array("Q", fields["services"]),  # unsigned 64-bit, as sent
+            search="\n".join(search) + "\n" if search else "",
+            search_starts=offsets(map((1).__add__, map(len, search))),
+            records=CsvRecords.of(nodes) if with_csv else CsvRecords(),
             orders=orders,
         )
 
+    @property
+    def csv(self) -> bytes:
+        """Every node's CSV record, ended by CRLF, in address order."""
+        return self.records.blob
+
     def csv_record(self, position: int) -> bytes:
-        return self.csv[self.csv_starts[position] : self.csv_starts[position + 1]]
+        starts = self.records.starts
+        return self.records.blob[starts[position] : starts[position + 1]]
 
     def matching(
         self, wanted: NodeFilter, sort: str = "address", descending: bool = False
@@ -234,52 +224,11 @@ def _holding(texts: list[str], q: str, chunk: Iterable[int]) -> list[int]:
     return [i for i in chunk if q in texts[i]]
 
 
-def _starts(lengths: Iterable[int]) -> array[int]:
-    """Offsets where each item starts, and the end, from their lengths."""
-    starts = array("I", [0])
-    total = 0
-    for length in lengths:
-        total += length
-        starts.append(total)
-    return starts
+def _texts(fields: dict[str, Sequence[Any]]) -> list[list[str]]:
+    """The columns a q search reads beside the address, "" for none."""
+    return [[text or "" for text in fields[name]] for name in ("hostname", "user_agent", "org")]
 
 
 def _or_unknown(number: int | None) -> int:
     """A number a crawl-only row does not give, as -1: it sorts first and matches no filter."""
     return -1 if number is None else number
-
-
-def _searchable(address: str, row: NodeRow) -> str:
-    return " ".join((address, row.hostname or "", row.user_agent or "", row.org or "")).lower()
-
-
-def _csv_lines(addresses: list[str], rows: list[NodeRow]) -> list[bytes]:
-    """Each node's CSV record, ended by CRLF, written by the csv module (RFC 4180: a field
-    quoted where it holds a comma, a quote or a line break; floats by ``repr``; None
-    empty), whose writer hands over one record per ``write``; text made ``csv_safe``."""
-    records: list[str] = []
-    writer = csv.writer(SimpleNamespace(write=records.append), lineterminator="\r\n")
-    astuple = msgspec.structs.astuple
-    writer.writerows(
-        (address, *map(_cell, astuple(row))) for address, row in zip(addresses, rows, strict=True)
-    )
-    return [record.encode() for record in records]
-
-
-def csv_safe(text: str) -> str:
-    """``text`` as a CSV cell that no spreadsheet runs as a formula.
-
-    Args:
-        text: a value from a crawl (a user agent, a hostname) or a column's name.
-
-    Returns:
-        The text with a ``'`` before it where it starts with one of FORMULA_STARTS, as
-        OWASP recommends; otherwise the text itself.
-    """
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def _cell(value: object) -> object:
-    """A field of a row as its CSV cell: numbers as they are (a negative latitude is a
-    number, not a formula), text made ``csv_safe``."""
-    return csv_safe(value) if isinstance(value, str) else value

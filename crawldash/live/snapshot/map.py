@@ -20,17 +20,21 @@ from array import array
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter
 
 import msgspec
 
 from ...models import NodeRow
-from ..bodies import Representation, compressed, encoded, represent
+from ..bodies import Codings, Representation, encoded, represent
 
 DECIMALS = 1  # 0.1 degree: about 11 km, finer than a world map shows and coarser than GeoIP
 OVERLAYS = ("onion", "i2p", "cjdns")
 NOT_MAPPED = (*OVERLAYS, "no_coordinates", "unknown_location")
 MAX_MATCHES_KEPT = 32  # answers with a match kept per crawl; past that the cache starts again
 _encoder = msgspec.json.Encoder()
+_latitude, _longitude = attrgetter("latitude"), attrgetter("longitude")
+_country, _city, _agent = attrgetter("country"), attrgetter("city"), attrgetter("user_agent")
 
 
 class MapGroup(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -82,7 +86,7 @@ class PreparedMap:
     agents: list[str]  # the distinct user agents of mapped nodes, lowercased
     agent_groups: list[array[int]]  # per agent: the group of each of its nodes
     modified: float
-    default: dict[str, Representation]  # the answer without a match, by coding
+    default: Codings  # the answer without a match, by coding (compressed ones may follow)
     _matched: dict[str, dict[str, Representation]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -136,18 +140,12 @@ def where(row: NodeRow, network: str) -> str | tuple[float, float]:
     return round(latitude, DECIMALS) + 0.0, round(longitude, DECIMALS) + 0.0  # no -0.0
 
 
-@dataclass
-class _Place:
-    nodes: int = 0
-    ipv6: int = 0
-    countries: Counter[str] = field(default_factory=Counter)
-    cities: Counter[str] = field(default_factory=Counter)
-
-
 def prepare_map(
     timestamp: int, nodes: Mapping[str, NodeRow], networks: Mapping[str, str], modified: float
 ) -> PreparedMap:
-    """The map of a crawl; the loader process runs it.
+    """The map of a crawl; the loader process runs it. Its passes are by column, in C
+    where they can be (``Counter`` over ``zip``), each place worked out once per distinct
+    pair of coordinates: a new crawl's map is on the way to its being served.
 
     Args:
         timestamp: the crawl's.
@@ -156,61 +154,95 @@ def prepare_map(
         modified: when the crawl's file was written, for Last-Modified.
 
     Returns:
-        The map, its answer without a match encoded in every coding.
+        The map, its answer without a match in identity (its codings are made after:
+        ``bodies.every_coding``).
     """
-    places: dict[tuple[float, float], _Place] = {}
-    unplaced: Counter[str] = Counter()
-    countries: Counter[str] = Counter()
-    agents_at: dict[str, list[tuple[float, float]]] = {}
-    for address, row in nodes.items():
-        if row.country:
-            countries[row.country] += 1
-        spot = where(row, networks[address])
-        if isinstance(spot, str):
-            unplaced[spot] += 1
-            continue
-        place = places.get(spot)
-        if place is None:
-            place = places[spot] = _Place()
-        place.nodes += 1
-        place.ipv6 += networks[address] == "ipv6"
-        if row.country:
-            place.countries[row.country] += 1
-        if row.city:
-            place.cities[row.city] += 1
-        agents_at.setdefault((row.user_agent or "").lower(), []).append(spot)
-    order = sorted(places, key=lambda spot: (-places[spot].nodes, spot))
+    rows = list(nodes.values())
+    nets = list(map(networks.__getitem__, nodes))
+    countries_of = list(map(_country, rows))
+    pairs = list(zip(map(_latitude, rows), map(_longitude, rows), strict=True))
+    rounded = {pair: _rounded(*pair) for pair in dict.fromkeys(pairs)}
+    spots: list[tuple[float, float] | str] = [
+        net if net in OVERLAYS else _placed(rounded[pair], country)
+        for net, pair, country in zip(nets, pairs, countries_of, strict=True)
+    ]
+    placed = [type(spot) is tuple for spot in spots]
+    sizes: Counter[tuple[float, float] | str] = Counter(compress(spots, placed))
+    ipv6 = Counter(compress(spots, [net == "ipv6" for net in nets]))
+    order: list[tuple[float, float]] = sorted(sizes, key=lambda spot: (-sizes[spot], spot))  # type: ignore[arg-type]
     position = {spot: i for i, spot in enumerate(order)}
-    groups = [_group(spot, places[spot]) for spot in order]
+    countries = _most_common_at(Counter(compress(zip(spots, countries_of, strict=True), placed)))
+    cities = _most_common_at(Counter(compress(zip(spots, map(_city, rows), strict=True), placed)))
+    groups = [
+        MapGroup(
+            spot[0],
+            spot[1],
+            sizes[spot],
+            sizes[spot] - ipv6[spot],
+            ipv6[spot],
+            countries.get(spot),
+            cities.get(spot),
+        )
+        for spot in order
+    ]
+    unplaced = Counter(compress(spots, [not p for p in placed]))
     not_mapped = NotMapped(*(unplaced[reason] for reason in NOT_MAPPED))
     mapped = len(nodes) - sum(unplaced.values())
+    counted = Counter(filter(None, countries_of))
     head = MapBody(
         timestamp,
         len(nodes),
         mapped,
         len(nodes) - mapped,
         not_mapped,
-        dict(sorted(countries.items(), key=lambda item: (-item[1], item[0]))),
+        dict(sorted(counted.items(), key=lambda item: (-item[1], item[0]))),
         [],
     )
     encoded_head = _encoder.encode(head).removesuffix(b',"groups":[]}')
+    agents_at: dict[str, array[int]] = {}
+    lowered = {agent: (agent or "").lower() for agent in dict.fromkeys(map(_agent, rows))}
+    for agent, spot in compress(zip(map(_agent, rows), spots, strict=True), placed):
+        at = agents_at.get(lowered[agent])
+        if at is None:
+            at = agents_at[lowered[agent]] = array("I")
+        at.append(position[spot])  # type: ignore[index]
     agents = sorted(agents_at)
-    agent_groups = [array("I", (position[spot] for spot in agents_at[a])) for a in agents]
-    encoded = [_encoder.encode(group) for group in groups]
-    default = compressed(represent(_joined(encoded_head, encoded), modified))
-    return PreparedMap(encoded_head, encoded, agents, agent_groups, modified, default)
-
-
-def _group(spot: tuple[float, float], place: _Place) -> MapGroup:
-    return MapGroup(
-        spot[0],
-        spot[1],
-        place.nodes,
-        place.nodes - place.ipv6,
-        place.ipv6,
-        _most_common(place.countries),
-        _most_common(place.cities),
+    encoded = list(map(_encoder.encode, groups))
+    default = Codings(identity=represent(_joined(encoded_head, encoded), modified))
+    return PreparedMap(
+        encoded_head, encoded, agents, [agents_at[a] for a in agents], modified, default
     )
+
+
+def _rounded(latitude: float | None, longitude: float | None) -> tuple[float, float] | str:
+    """Where a pair of coordinates is on the map, or why it is not (``where``'s rules)."""
+    if (
+        latitude is None
+        or longitude is None
+        or not (math.isfinite(latitude) and math.isfinite(longitude))
+        or not (-90 <= latitude <= 90 and -180 <= longitude <= 180)
+    ):
+        return "no_coordinates"
+    return round(latitude, DECIMALS) + 0.0, round(longitude, DECIMALS) + 0.0  # no -0.0
+
+
+def _placed(spot: tuple[float, float] | str, country: str | None) -> tuple[float, float] | str:
+    """At 0.0, 0.0 without a country, a row's place is unknown (bitnodes writes so)."""
+    if spot == (0.0, 0.0) and not country:
+        return "unknown_location"
+    return spot
+
+
+def _most_common_at(counts: Counter[tuple[object, str | None]]) -> dict[object, str]:
+    """Per place, its most common value (``_most_common``'s rule), from the count of each
+    (place, value) pair; places without a value are left out."""
+    best: dict[object, tuple[int, str]] = {}
+    for (spot, value), count in counts.items():
+        if value:
+            held = best.get(spot)
+            if held is None or (-count, value) < (-held[0], held[1]):
+                best[spot] = (count, value)
+    return {spot: value for spot, (_, value) in best.items()}
 
 
 def _most_common(counts: Counter[str]) -> str | None:

@@ -3,51 +3,57 @@
 Everything in a PreparedSnapshot is bytes or numbers, so it crosses from the loader process
 cheaply (no per-node objects to rebuild on the serving side).
 
-The plain snapshot body is ready long before the indexes, breakdowns, map and compressed
-codings: a load may hand it ``ahead`` as the crawl's FirstAnswers, so that the new crawl
-is served (``/api/snapshot``, ``/api/status``) while the rest is made.
+Every answer of a crawl is ready long before the compressed codings of its bodies: a load
+hands the crawl ``ahead`` without them, so that it is served, every answer at once, while
+they are made; they follow (``Later``), and meanwhile each is made on request.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields
+from itertools import accumulate
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
-from ...crawl.breakdown import networks_of
-from ...crawl.decode import Rules, Snapshot, decode_snapshot, tally_networks
+from ...crawl.decode import Rules, Snapshot, decode_snapshot
 from ...crawl.files import FileVersion, read_file, snapshot_timestamp
-from ...models import ApiSnapshot
-from ..bodies import Representation, compressed, represent
-from .breakdown import PreparedBreakdown, prepare_breakdowns
+from ...models import NodeRow
+from ..bodies import CODINGS, Representation
+from .breakdown import PreparedBreakdown
 from .catalog import NodeCatalog
-from .map import PreparedMap, prepare_map
+from .csv_records import CsvRecords
+from .map import PreparedMap
 
 _encoder = msgspec.json.Encoder()
+_row = msgspec.json.Decoder(NodeRow)
 
 
 class NodeJson(Mapping[str, bytes]):
-    """Each node's JSON object by canonical address, packed: the sorted addresses (shared
-    with the catalog), one bytes object, and offsets. It crosses from the loader process as
-    three objects instead of two per node; a lookup is a binary search."""
+    """Each node's JSON object by canonical address, as ``/api/check`` shows it. Packed:
+    the sorted addresses (shared with the catalog), one bytes object of each node's row
+    (the 13-field array of API v1, encoded in one pass in C), and offsets; each object is
+    made from its row when asked for. It crosses from the loader process as three objects
+    instead of two per node; a lookup is a binary search."""
 
     def __init__(self, addresses: list[str], blob: bytes, starts: array[int]) -> None:
         self.addresses, self.blob, self.starts = addresses, blob, starts
 
     @classmethod
-    def of(cls, addresses: list[str], objects: list[bytes]) -> NodeJson:
-        starts = array("I", [0])
-        for body in objects:
-            starts.append(starts[-1] + len(body))
-        return cls(addresses, b"".join(objects), starts)
+    def of(cls, addresses: list[str], rows: list[bytes]) -> NodeJson:
+        """From each node's row, encoded, in the order of ``addresses``."""
+        return cls(addresses, b"".join(rows), array("I", accumulate(map(len, rows), initial=0)))
+
+    def row(self, position: int) -> bytes:
+        """The node's row, as API v1 lists it."""
+        return self.blob[self.starts[position] : self.starts[position + 1]]
 
     def at(self, position: int) -> bytes:
-        return self.blob[self.starts[position] : self.starts[position + 1]]
+        return _encoder.encode(_row.decode(self.row(position)).named())
 
     def __getitem__(self, address: str) -> bytes:
         position = bisect_left(self.addresses, address)
@@ -66,23 +72,44 @@ class NodeJson(Mapping[str, bytes]):
 
 
 @dataclass(frozen=True)
-class FirstAnswers:
-    """A new crawl's answers that are ready first: its snapshot body (identity) and what
-    /api/status says of it, served until the whole PreparedSnapshot takes over."""
+class Later:
+    """What follows a crawl served from its part sent ahead (``PreparedSnapshot.in_two``):
+    the compressed codings of its snapshot, breakdowns and map, and its CSV records, which
+    the server adds to the crawl it serves. Until they come, each coding is made on request
+    (``Codings``), and a CSV waits for them."""
 
     timestamp: int
-    total_nodes: int
-    latest_height: int
-    identity: Representation
-    version: FileVersion  # of the file as it was read
+    version: FileVersion  # of the file as it was read: which crawl served they are for
+    snapshot: dict[str, Representation]  # the snapshot's codings but identity
+    breakdowns: dict[str, dict[str, Representation]]  # each default answer's, by key
+    map: dict[str, Representation]  # the map's answer without a match
+    csv: CsvRecords  # every node's CSV record, for /api/nodes?format=csv
+
+    def add_to(self, served: PreparedSnapshot) -> bool:
+        """Add these codings to ``served`` if they are its crawl's (the same file version).
+
+        Returns:
+            Whether they were.
+        """
+        if (served.timestamp, served.version) != (self.timestamp, self.version):
+            return False
+        served.representations.update(self.snapshot)
+        for by, codings in self.breakdowns.items():
+            served.breakdowns[by].default.update(codings)
+        served.map.default.update(self.map)
+        served.catalog.records.take(self.csv)
+        return True
 
 
-Ahead = Callable[[FirstAnswers], object]  # hands a load's FirstAnswers on, as they are made
+Ahead = Callable[[object], object]  # hands a crawl served (or a Half of it) on, before Later
 
 
 @dataclass(frozen=True)
 class PreparedSnapshot:
-    """The latest snapshot, its response in every encoding, and its nodes by address."""
+    """The latest snapshot, its response in every encoding, and its nodes by address. It
+    is served whole from one moment: every answer of the crawl is in it but the compressed
+    codings of its bodies, which may follow (``Later``); until then its ``representations``
+    hold identity alone, and the breakdowns' and the map's codings are made on request."""
 
     timestamp: int
     total_nodes: int
@@ -96,63 +123,76 @@ class PreparedSnapshot:
     version: FileVersion  # of the file as it was read
     map: PreparedMap  # the nodes grouped by place, for /api/map
 
+    @property
+    def identity(self) -> Representation:
+        return self.representations["identity"]
+
+    def whole(self) -> bool:
+        """Whether what follows the crawl (``Later``) is in."""
+        return self.catalog.records.made and all(c in self.representations for c in CODINGS)
+
+    def rows(self) -> dict[str, NodeRow]:
+        """Each node's row by address, decoded again from what is served (slow)."""
+        return {a: _row.decode(self.nodes.row(i)) for i, a in enumerate(self.nodes.addresses)}
+
     @classmethod
     def prepare(
         cls, snapshot: Snapshot, version: FileVersion, ahead: Ahead | None = None
     ) -> PreparedSnapshot:
-        """Encode and compress the response; slow for a large snapshot: run it off the loop.
+        """Every answer of a crawl, in every coding; slow for a large snapshot: run it off
+        the loop.
 
         Args:
             snapshot: the decoded crawl.
             version: of the file it was read from.
-            ahead: given the crawl's FirstAnswers as soon as they are made.
+            ahead: given the crawl as soon as every answer but the compressed codings is
+                made (``making.in_two``).
 
         Returns:
             Every answer of the crawl.
         """
-        total, modified = len(snapshot.nodes), version.mtime_ns / 1e9
-        api = ApiSnapshot(snapshot.timestamp, total, snapshot.latest_height, snapshot.nodes)
-        identity = represent(_encoder.encode(api), modified)
-        # zlib and brotli release the GIL: the body is compressed in a thread while the
-        # indexes are built here, so that on two cores compressing adds nothing to a load.
-        with ThreadPoolExecutor(1, thread_name_prefix="crawldash-compress") as pool:
-            encodings = pool.submit(compressed, identity)
-            if ahead is not None:
-                ahead(
-                    FirstAnswers(
-                        snapshot.timestamp, total, snapshot.latest_height, identity, version
-                    )
-                )
-            network = networks_of(snapshot.nodes)
-            catalog = NodeCatalog.build(snapshot.nodes, network)
-            rows = snapshot.nodes
-            nodes = NodeJson.of(
-                catalog.addresses, [_encoder.encode(rows[a].named()) for a in catalog.addresses]
-            )
-            breakdowns = prepare_breakdowns(
-                snapshot.timestamp, snapshot.nodes, snapshot.latest_height, network, modified
-            )
-            return cls(
-                snapshot.timestamp,
-                total,
-                snapshot.latest_height,
-                snapshot.skipped_rows,
-                encodings.result(),
-                nodes,
-                tally_networks(network.values()),
-                breakdowns,
-                catalog,
-                version,
-                prepare_map(snapshot.timestamp, snapshot.nodes, network, modified),
-            )
+        from .making import in_two  # it makes what this module describes
+
+        served, later = in_two(snapshot, version, ahead)
+        assert served is not None  # made here whole: nothing was made beside
+        later.add_to(served)
+        return served
+
+
+@dataclass(frozen=True)
+class Half:
+    """Answers of a crawl made by one of two processes that make them side by side and
+    send them ahead (``making.in_two``): ``fields`` of its PreparedSnapshot, by name."""
+
+    timestamp: int
+    version: FileVersion
+    fields: dict[str, Any]
+
+    @staticmethod
+    def joined(halves: Iterable[Half]) -> PreparedSnapshot | None:
+        """The crawl once all its halves are in (those of one file version); None before."""
+        fields: dict[str, Any] = {}
+        for half in halves:
+            fields.update(half.fields)
+        if fields.keys() != PREPARED_FIELDS:
+            return None
+        return PreparedSnapshot(**fields)
+
+
+PREPARED_FIELDS = {field.name for field in fields(PreparedSnapshot)}
 
 
 def load_snapshot(path: Path, rules: Rules, ahead: Ahead | None = None) -> PreparedSnapshot:
     """Read, decode and prepare a snapshot file: what the loader process runs (``ahead``:
     as ``PreparedSnapshot.prepare`` takes it)."""
+    snapshot, version = read_snapshot(path, rules)
+    return PreparedSnapshot.prepare(snapshot, version, ahead)
+
+
+def read_snapshot(path: Path, rules: Rules) -> tuple[Snapshot, FileVersion]:
+    """A snapshot file, read and decoded, with the version of the file that was read."""
     timestamp = snapshot_timestamp(path.name)
     if timestamp is None:
         raise ValueError(f"{path.name} is not a snapshot file name")
     data, version = read_file(path, rules.max_file_size)
-    snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
-    return PreparedSnapshot.prepare(snapshot, version, ahead)
+    return decode_snapshot(data, timestamp, rules.allow_empty), version

@@ -111,10 +111,16 @@ class Presence:
         return list(self._timestamps)
 
     async def update(
-        self, timestamp: int, addresses: Sequence[str], keep: Callable[[int], bool]
+        self,
+        timestamp: int,
+        addresses: Sequence[str],
+        keep: Callable[[int], bool],
+        published: Callable[[], object] | None = None,
     ) -> None:
         """The addresses in a crawl, then forget the crawls ``keep`` refuses; in slices
-        when the crawl is newer or older than all known (the usual case), else at once."""
+        when the crawl is newer or older than all known (the usual case), else at once.
+        ``published`` is called in the step that publishes the crawl, before ``keep`` is
+        asked: what else must change with it changes in the same step."""
         async with self.lock:
             stamps = self._timestamps
             if timestamp in self._known or (stamps and stamps[0] < timestamp < stamps[-1]):
@@ -131,6 +137,8 @@ class Presence:
                 self._known.add(timestamp)
                 self._low = min(self._low, slot)
                 self.version += 1
+            if published is not None:
+                published()
             self.retain(keep)
 
     def add(self, timestamp: int, addresses: Iterable[str]) -> None:

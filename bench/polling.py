@@ -1,0 +1,180 @@
+"""Which crawl each endpoint answers about, asked of all of them at once: from the moment
+a crawl is written, each endpoint is asked again and again (one connection each, a pause
+between two asks), until it names the crawl; when it first did is that endpoint's switch.
+
+Bodies with a validator are asked for with ``If-None-Match``: until the crawl changes the
+answer is a 304 without a body, so that the asking costs the server little and the run
+stays near quiet. A large body is read only as far as the field that names its crawl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aiohttp
+import msgspec
+
+PAUSE = 0.004  # seconds between two asks of one endpoint
+HEAD_BYTES = 256  # of a large body, read for the field that names its crawl
+_TIMESTAMP = re.compile(rb'"timestamp":\s*(\d+)')
+About = Callable[[bytes], int | None]  # the crawl an answer names, from its body
+
+
+def timestamp_first(head: bytes) -> int | None:
+    """A body that opens with ``"timestamp"`` (the snapshot, a breakdown, the map)."""
+    found = _TIMESTAMP.search(head)
+    return int(found.group(1)) if found else None
+
+
+def field(*path: str | int) -> About:
+    """The crawl named at ``path`` in a small JSON body (the last item for -1)."""
+
+    def about(body: bytes) -> int | None:
+        value: object = msgspec.json.decode(body)
+        for key in path:
+            if isinstance(value, list) and isinstance(key, int):
+                value = value[key] if value else None
+            elif isinstance(value, dict) and isinstance(key, str):
+                value = value.get(key)
+            else:
+                return None
+        return value if isinstance(value, int) else None
+
+    return about
+
+
+def file_name(disposition: str) -> int | None:
+    """The crawl a CSV's file name gives (``crawldash-nodes-<timestamp>.csv``)."""
+    found = re.search(r"-(\d+)\.csv", disposition)
+    return int(found.group(1)) if found else None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One request, and how to read the crawl its answer is about."""
+
+    name: str
+    path: str
+    about: About
+    large: bool = False  # read only HEAD_BYTES of it
+    csv: bool = False  # the crawl is in its file name
+    follows: bool = False  # made after the switch (a CSV's records): not in the gap
+
+
+def crawldash_endpoints(node: str) -> list[Endpoint]:
+    """Every endpoint of crawldash that answers about the latest crawl; ``node`` is an
+    address every crawl written holds (``host:port``)."""
+    host, _, port = node.rpartition(":")
+    v1_node = f"{host.strip('[]')}-{port}"
+    return [
+        Endpoint("status", "/api/status", field("snapshot_timestamp")),
+        Endpoint("snapshot", "/api/snapshot", timestamp_first, large=True),
+        Endpoint("history", "/api/history?limit=1", field(-1, "timestamp")),
+        Endpoint("check", f"/api/check?address={node}", field("snapshot_timestamp")),
+        Endpoint("presence", f"/api/presence?address={node}&limit=1", field(-1, "to")),
+        Endpoint("unique", "/api/unique?window=86400", field("to")),
+        Endpoint("breakdown", "/api/breakdown?by=country", timestamp_first),
+        Endpoint("nodes", "/api/nodes?country=DE&limit=10", timestamp_first),
+        Endpoint("nodes csv", "/api/nodes?country=DE&format=csv", field(), csv=True, follows=True),
+        Endpoint("map", "/api/map", timestamp_first, large=True),
+        Endpoint("v1 snapshots", "/api/v1/snapshots/?limit=1", field("results", 0, "timestamp")),
+        Endpoint("v1 latest", "/api/v1/snapshots/latest/", timestamp_first, large=True),
+        Endpoint("v1 nodes", "/api/v1/nodes/?limit=1", timestamp_first),
+        Endpoint("v1 node", f"/api/v1/nodes/{v1_node}/", field("presence", "last_seen")),
+    ]
+
+
+def peer_endpoints() -> list[Endpoint]:
+    """alt-bitnodes' routes that name the latest crawl."""
+    return [
+        Endpoint("v1 snapshots", "/api/v1/snapshots/?limit=1", field("results", 0, "timestamp")),
+        Endpoint("v1 latest", "/api/v1/snapshots/latest/", timestamp_first, large=True),
+    ]
+
+
+@dataclass(frozen=True)
+class Switches:
+    """Seconds from a write until each endpoint first named the crawl written (None: not
+    within the limit); ``switching``: the endpoints that switch together."""
+
+    seconds: dict[str, float | None]
+    switching: tuple[str, ...]
+
+    @property
+    def gap(self) -> float | None:
+        """The most time between two endpoints' switches; None if one never switched."""
+        found = [self.seconds[name] for name in self.switching]
+        if any(s is None for s in found):
+            return None
+        named = [s for s in found if s is not None]
+        return max(named) - min(named)
+
+
+async def _named(
+    session: aiohttp.ClientSession, base: str, endpoint: Endpoint, timestamp: int, until: float
+) -> float | None:
+    """When ``endpoint`` first named ``timestamp`` (time.monotonic()), asked until then."""
+    etag: str | None = None
+    headers = {"Accept-Encoding": "gzip"}
+    while time.monotonic() < until:
+        asked = dict(headers, **({"If-None-Match": etag} if etag else {}))
+        async with session.get(base + endpoint.path, headers=asked) as response:
+            if response.status == 304:
+                named = None
+            elif endpoint.csv:
+                named = file_name(response.headers.get("Content-Disposition", ""))
+                response.close()
+            elif endpoint.large:
+                named = endpoint.about(await response.content.read(HEAD_BYTES))
+                response.close()  # the rest is not read: this connection goes
+            else:
+                named = endpoint.about(await response.read())
+            received = time.monotonic()
+            if response.status == 200:
+                etag = response.headers.get("ETag")
+        if named is not None and named >= timestamp:
+            return received
+        await asyncio.sleep(PAUSE)
+    return None
+
+
+async def _switches(
+    base: str, endpoints: list[Endpoint], timestamp: int, written: float, within: float
+) -> Switches:
+    until = written + within
+    connector = aiohttp.TCPConnector(limit=0, force_close=False)
+    async with aiohttp.ClientSession(connector=connector, auto_decompress=True) as session:
+        found = await asyncio.gather(
+            *(_named(session, base, e, timestamp, until) for e in endpoints)
+        )
+    return Switches(
+        {e.name: None if t is None else t - written for e, t in zip(endpoints, found, strict=True)},
+        tuple(e.name for e in endpoints if not e.follows),
+    )
+
+
+def switches(
+    base: str,
+    endpoints: list[Endpoint],
+    timestamp: int,
+    write: Callable[[], None],
+    within: float,
+) -> Switches:
+    """Write a crawl (``write``), then ask every endpoint until each names ``timestamp``."""
+
+    async def run() -> Switches:
+        # The session is opened and every connection made before the write.
+        write()
+        return await _switches(base, endpoints, timestamp, time.monotonic(), within)
+
+    return asyncio.run(run())
+
+
+def median_and_worst(values: list[float | None], limit: float) -> tuple[float, float]:
+    seconds = [limit if value is None else value for value in values]
+    return float(statistics.median(seconds)), max(seconds)
