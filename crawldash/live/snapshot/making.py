@@ -104,16 +104,11 @@ def in_two(
             served = PreparedSnapshot(**fields, **counted())
             if ahead is not None:
                 ahead(served)
-        import os as _os
-
-        if _os.environ.get("ORDER") == "A":
-            encodings = pool.submit(compressed, identity) if cores > 1 else None
-            if waiting is not None and not waiting():
-                counted_ahead()
-        else:
-            if waiting is not None and not waiting():  # the process beside failed: its half
-                counted_ahead()  # is made here
-            encodings = pool.submit(compressed, identity) if cores > 1 else None
+        if waiting is not None and not waiting():  # the process beside failed: its half
+            counted_ahead()  # is made here
+        # Begun once the crawl is sent whole (both halves): before, it would take a core
+        # from what the crawl's switch waits for.
+        encodings = pool.submit(compressed, identity) if cores > 1 else None
         csv = CsvRecords.of(snapshot.nodes)
         breakdowns = served.breakdowns if served is not None else {}
         later = Later(
