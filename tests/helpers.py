@@ -28,18 +28,24 @@ from .process import PATIENCE, wait_until
 
 
 def get(url: str) -> Any:
-    """The JSON of a 200 answer; any other status raises urllib's HTTPError."""
-    with urllib.request.urlopen(url, timeout=PATIENCE) as response:
-        return json.load(response)
-
-
-def answer(url: str) -> tuple[int, Any]:
-    """The status and JSON of an answer, an error's as well."""
+    """The JSON of a 200 answer; any other status raises urllib's HTTPError (closed: a
+    caller that waits past it, as ``wait_until`` does, leaves no connection open)."""
     try:
         with urllib.request.urlopen(url, timeout=PATIENCE) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as error:
+        error.close()
+        raise
+
+
+def answer(url: str, data: bytes | None = None) -> tuple[int, Any]:
+    """The status and JSON of an answer, an error's as well; ``data``: POSTed as a form."""
+    try:
+        with urllib.request.urlopen(url, data=data, timeout=PATIENCE) as response:
             return response.status, json.load(response)
     except urllib.error.HTTPError as error:
-        return error.code, json.load(error)
+        with error:  # its connection is closed, not left to the collector
+            return error.code, json.load(error)
 
 
 def fetch(url: str) -> tuple[int, dict[str, str], bytes]:
@@ -48,7 +54,8 @@ def fetch(url: str) -> tuple[int, dict[str, str], bytes]:
         with urllib.request.urlopen(url, timeout=PATIENCE) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
+        with error:
+            return error.code, dict(error.headers), error.read()
 
 
 # Crawls -----------------------------------------------------------------------------------

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.error
-import urllib.request
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
@@ -15,7 +12,7 @@ import pytest
 from crawldash import cli
 
 from .factories import export_body, rows, write_snapshot
-from .helpers import get
+from .helpers import answer, get
 from .process import serving
 
 CHROMIUM = "/usr/bin/chromium"
@@ -39,9 +36,9 @@ FLAGS = [
 
 def error_of(url: str) -> dict[str, Any]:
     """The ``error`` object of an answer that must be an error."""
-    with pytest.raises(urllib.error.HTTPError) as caught:
-        urllib.request.urlopen(url, timeout=5)
-    error: dict[str, Any] = json.load(caught.value)["error"]
+    status, body = answer(url)
+    assert status >= 400, status
+    error: dict[str, Any] = body["error"]
     return error
 
 

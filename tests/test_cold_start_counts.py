@@ -15,11 +15,11 @@ from .factories import write_snapshot
 from .helpers import get
 from .process import serving, wait_until
 
-CRAWLS, NODES, COLD_STARTS = 61, 14_000, 4
+CRAWLS, NODES, COLD_STARTS = 61, 8_000, 4
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)  # four cold starts over 61 real-size crawls, CPU-bound
+@pytest.mark.timeout(600)  # four cold starts over 61 crawls, CPU-bound
 def test_cold_starts_count_presence_and_unique_over_every_crawl(tmp_path: Path):
     data_dir, shuffle = tmp_path / "data", random.Random(7)
     end = int(time.time()) // 600 * 600 - 600

@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +113,7 @@ def test_the_demo_shows_every_capability(tmp_path: Path):
         text=True,
     )
     try:
-        wait_until(lambda: urllib.request.urlopen(base + "/api/map", timeout=2), within=60)
+        wait_until(lambda: get(base + "/api/map"), within=60)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
             check_in(browser, base, tmp_path)

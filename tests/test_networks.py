@@ -3,7 +3,6 @@ one real ``crawldash serve`` with ``--network``, each checked against its own fi
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import urllib.error
@@ -17,16 +16,16 @@ import pytest
 from crawldash.demo.showcase import write_demo
 
 from .factories import write_status
-from .helpers import get
+from .helpers import answer, get
 from .process import serving
 
 NETWORKS = {"mainnet": (1, 300, 6), "testnet4": (2, 120, 4)}  # name: (seed, nodes, files kept)
 
 
 def error_of(url: str) -> tuple[int, dict[str, Any]]:
-    with pytest.raises(urllib.error.HTTPError) as raised:
-        urllib.request.urlopen(url, timeout=10)
-    return raised.value.code, json.loads(raised.value.read())["error"]
+    status, body = answer(url)
+    assert status >= 400, status
+    return status, body["error"]
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from .factories import export_body, rows, write_snapshot
+from .helpers import fetch
 from .process import PATIENCE, free_port, wait_until
 
 PROMETHEUS = Path(__file__).parent.parent / "examples" / "prometheus"
@@ -102,9 +103,7 @@ def prometheus(tmp_path: Path, target: str) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_until(
-            lambda: server.poll() is not None or urllib.request.urlopen(f"{base}/-/ready"), 20
-        )
+        wait_until(lambda: server.poll() is not None or fetch(f"{base}/-/ready")[0] == 200, 20)
         assert server.poll() is None, (tmp_path / "prometheus.log").read_text()
         yield base
     finally:

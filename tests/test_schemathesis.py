@@ -63,7 +63,7 @@ def test_schemathesis_finds_no_failure(tmp_path: Path):
                 "--exclude-checks",
                 EXCLUDED,
                 "--max-examples",
-                "150",
+                "60",
                 "--seed",
                 "1",
                 "--no-color",

@@ -66,7 +66,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     options = ["--nodes", "3000", "--days", "2", "--keep-files", "3", "--log-level", "warning"]
     process = subprocess.Popen([*command, str(port), *options], stderr=subprocess.PIPE, text=True)
     try:
-        wait_until(lambda: urllib.request.urlopen(base + "/api/map", timeout=2), within=90)
+        wait_until(lambda: get(base + "/api/map"), within=90)
         # The newest crawl is written once the one before is served: its upgrades are
         # the changes the node pages show.
         wait_until(lambda: len(list((folder / "data").glob("1*.json"))) == 3, within=90)

@@ -31,7 +31,7 @@ class NodeAnswers:
 
     def __init__(self, max_bytes: int | None = None) -> None:
         budget = MAX_BYTES if max_bytes is None else max_bytes
-        self._kept: KeptAnswers[Kept] = KeptAnswers(budget, _size)
+        self._kept: KeptAnswers[Kept] = KeptAnswers(budget, _size, _given_up)
         self._served: PreparedSnapshot | None = None
         self._generation = 0  # counts the crawls served, for KeptAnswers' change count
 
@@ -68,6 +68,13 @@ class NodeAnswers:
             self._served = served
             self._generation += 1
         return self._generation
+
+
+def _given_up(answer: Kept) -> None:
+    """An answer's memory file is closed once it is given up (a send under way goes on as
+    bytes), not when the collector finds the answer: under load that may be minutes."""
+    if isinstance(answer, BodyFile):
+        answer.close()
 
 
 def _size(answer: Kept) -> int:

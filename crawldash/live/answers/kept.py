@@ -30,10 +30,18 @@ _GZIP_WRAPPER = 31  # zlib's window bits that write a gzip header and trailer
 class KeptAnswers(Generic[V]):
     """Answers kept by what was asked, for one change count of the history at a time."""
 
-    def __init__(self, max_bytes: int, size: Callable[[V], int]) -> None:
-        """Keep answers up to ``max_bytes`` of them, each as large as ``size`` says."""
+    def __init__(
+        self,
+        max_bytes: int,
+        size: Callable[[V], int],
+        given_up: Callable[[V], None] | None = None,
+    ) -> None:
+        """Keep answers up to ``max_bytes`` of them, each as large as ``size`` says;
+        ``given_up`` is called with each answer dropped (to free what it holds at once
+        rather than when the collector finds it)."""
         self.max_bytes = max_bytes
         self._size = size
+        self._given_up = given_up
         self._answers: OrderedDict[Hashable, V] = OrderedDict()
         self._made_at = -1  # the history's change count the answers were made at
         self.bytes = 0  # the size of the answers kept
@@ -65,18 +73,24 @@ class KeptAnswers(Generic[V]):
             return
         self._follow(changes)
         old = self._answers.pop(ask, None)
-        if old is not None:
+        if old is not None and old is not answer:
+            self._drop(old)
+        elif old is not None:
             self.bytes -= self._size(old)
         self._answers[ask] = answer
         self.bytes += self._size(answer)
         while self.bytes > self.max_bytes:
-            _, dropped = self._answers.popitem(last=False)
-            self.bytes -= self._size(dropped)
+            self._drop(self._answers.popitem(last=False)[1])
+
+    def _drop(self, answer: V) -> None:
+        self.bytes -= self._size(answer)
+        if self._given_up is not None:
+            self._given_up(answer)
 
     def _follow(self, changes: int) -> None:
         if changes != self._made_at:
-            self._answers.clear()
-            self.bytes = 0
+            while self._answers:
+                self._drop(self._answers.popitem()[1])
             self._made_at = changes
 
 
