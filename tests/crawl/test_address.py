@@ -2,9 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from crawldash.crawl.address import AddressError, canonical_address, network_of, parse_address
+from crawldash.crawl.address import (
+    AddressError,
+    canonical_address,
+    canonical_host,
+    format_address,
+    network_of,
+    parse_address,
+)
 
-from .factories import I2P, ONION
+from ..factories import I2P, ONION
 
 
 @pytest.mark.parametrize(
@@ -73,3 +80,14 @@ def test_export_rows_use_unbracketed_ipv6():
 )
 def test_network_of(host: str, network: str):
     assert network_of(host) == network
+
+
+def test_format_address_brackets_ipv6_only():
+    assert format_address("2001:db8::1", 8333) == "[2001:db8::1]:8333"
+    assert format_address("203.0.113.5", 8333) == "203.0.113.5:8333"
+    assert format_address(ONION, 9050) == f"{ONION}:9050"
+
+
+def test_an_ipv4_mapped_host_keeps_its_ipv6_spelling():
+    assert canonical_host("::FFFF:192.0.2.128") == "::ffff:c000:280"
+    assert canonical_host("2001:DB8:0::1") == "2001:db8::1"

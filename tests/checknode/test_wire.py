@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from crawldash.checknode import wire
 
-from .bitcoin_peers import MAINNET, TESTNET3, with_magic
+from ..bitcoin_peers import MAINNET, TESTNET3, with_magic
 
 hosts = st.one_of(
     st.ip_addresses(v=4).map(str),

@@ -1,0 +1,1 @@
+"""Unit tests of crawldash.checknode: its pure parts, no network peer."""

@@ -1,0 +1,1 @@
+"""Unit tests of crawldash.crawl: its modules called directly, no server or process."""

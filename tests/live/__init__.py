@@ -1,0 +1,1 @@
+"""Unit tests of crawldash.live: its stores and answers called directly."""

@@ -1,0 +1,46 @@
+"""live/answers/profiles.py: each node's changes between crawls served one after another.
+(Named for an aspect: ``test_profiles`` would be a plural apart from tests/test_profile.py,
+which tests/test_names.py refuses.)"""
+
+from __future__ import annotations
+
+import json
+
+from crawldash.live.answers.profiles import MAX_PER_NODE, Profiles
+from crawldash.models import Change
+
+from ...factories import row
+from .small import prepared
+
+A, B = "198.51.100.1:8333", "198.51.100.2:8333"
+
+
+def test_only_the_fields_that_changed_are_found():
+    before = prepared(100, [row("198.51.100.1"), row("198.51.100.2"), row("198.51.100.4")])
+    changed = row("198.51.100.1", agent="/Satoshi:28.0.0/", height=1)  # height is not kept
+    changed[9] = "DE"
+    after = prepared(200, [changed, row("198.51.100.2"), row("198.51.100.3")])
+    assert Profiles().compare(before, after) == [
+        (A, Change(200, "user_agent", "/Satoshi:27.0.0/", "/Satoshi:28.0.0/")),
+        (A, Change(200, "country", "RU", "DE")),
+    ]
+
+
+def test_bodies_list_the_newest_change_first():
+    profiles = Profiles()
+    profiles.take(100, [(A, Change(200, "country", "RU", "DE"))])
+    profiles.take(200, [(A, Change(300, "country", "DE", "FR"))])
+    answer = json.loads(profiles.body(A))
+    assert answer["since"] == 100  # the first crawl compared from
+    assert [c["to"] for c in answer["changes"]] == ["FR", "DE"]
+    assert json.loads(profiles.body(B)) == {"address": B, "since": 100, "changes": []}
+    assert profiles.version == 2
+
+
+def test_a_node_keeps_only_its_newest_changes():
+    profiles = Profiles()
+    for crawl in range(MAX_PER_NODE + 3):
+        profiles.take(0, [(A, Change(crawl, "services", crawl, crawl + 1))])
+    changes = json.loads(profiles.body(A))["changes"]
+    assert len(changes) == MAX_PER_NODE
+    assert changes[0]["crawl"] == MAX_PER_NODE + 2
