@@ -104,7 +104,8 @@ def keeps_the_rules(page: Any, seen: Seen, base: str) -> None:
     width = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
     wide = page.evaluate(
         "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right"
-        " > innerWidth + 1).map(e => e.id || e.className).slice(0, 5)"
+        " > innerWidth + 1).map(e => e.id || e.className || e.tagName + ': '"
+        " + e.textContent.slice(0, 60)).slice(0, 5)"
     )
     assert width[0] <= width[1], (width, wide)
     assert unreadable(page) == []
