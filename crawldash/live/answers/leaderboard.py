@@ -32,6 +32,7 @@ from ...crawl.pix import (
     window_means,
 )
 from ...crawl.propagation import LatencyFile
+from ...models import NodeRow
 from ..snapshot.prepared import PreparedSnapshot
 from ..stores.presence import Presence
 from .propagation import Propagation
@@ -42,15 +43,7 @@ SLICE = 1024  # addresses counted between two yields to the event loop
 Ticks = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
 
 
-class _Shown(msgspec.Struct):
-    """What a row shows of a node beside its indexes (the rest comes from the catalog)."""
-
-    height: int
-    user_agent: str | None = None
-    country: str | None = None
-
-
-_shown = msgspec.json.Decoder(_Shown)
+_row = msgspec.json.Decoder(NodeRow)  # a node's row as kept (array form), decoded as is
 
 
 class Served(Protocol):
@@ -235,7 +228,7 @@ class Leaderboard:
         scored = []
         for i, ticks in zip(positions, gathered.ticks, strict=True):
             address = addresses[i]
-            shown = _shown.decode(snapshot.nodes.at(i))
+            shown = _row.decode(snapshot.nodes.row(i))
             version = catalog.versions[i]
             node = Inputs(
                 version if version >= 0 else None,
