@@ -1,9 +1,10 @@
 """The leaderboard: every reachable IPv4/IPv6 node of the crawl served ranked by its Peer
 Index (``crawl/pix.py``), built once per crawl, off the request path.
 
-A build starts when a crawl is announced (every answer about it taken in, its presence
-too), or on the first request about a crawl not built yet; a request waits for the build
-of the crawl served, never answers from an older one. The presence is counted on the
+A build starts on the first request about a crawl not built yet, and, once the board has
+been asked for, as each crawl is announced (every answer about it taken in, its presence
+too): a server whose leaderboard no one reads spends nothing on it. A request waits for
+the build of the crawl served, never answers from an older one. The presence is counted on the
 event loop in slices (it changes there); the rest, decoding the nodes' values, the
 latency means, the indexes, the order and each row's JSON, runs in a worker thread on what
 was gathered. The latency means are worked out once per version of the bridge's latency
@@ -110,12 +111,15 @@ class Leaderboard:
         self._task: asyncio.Task[None] | None = None
         self._building: tuple[object, ...] | None = None
         self._means = _LatencyMeans()
+        self._asked = False  # the board was asked for: each crawl's is built as it comes
         served.listeners.append(self._heard)
 
     def _heard(self, event: str) -> None:
         """A crawl announced: every answer about it taken in, its presence too."""
         snapshot = self.served.snapshot
-        if event == "snapshot" and snapshot is not None and not self._holds(snapshot):
+        if not self._asked or event != "snapshot" or snapshot is None:
+            return
+        if not self._holds(snapshot):
             self._start(snapshot)
 
     async def current(self) -> Board | None:
@@ -124,6 +128,7 @@ class Leaderboard:
         Raises:
             RuntimeError: the build of the crawl served failed (the log says why).
         """
+        self._asked = True
         snapshot = self.served.snapshot
         if snapshot is None:
             return None

@@ -60,3 +60,23 @@ async def test_nodes_are_ranked_by_pix_onions_left_out():
     assert board.matching(None) == [0, 1, 2]
     assert await leaderboard.current() is board
     assert leaderboard.builds == 1
+
+
+async def test_a_crawl_announced_is_built_only_once_the_board_was_asked_for():
+    served = Served(crawl(), presence_of({300: ["198.51.100.1:8333"]}))
+    leaderboard = Leaderboard(served, Propagation(None))
+    for tell in served.listeners:
+        tell("snapshot")
+    assert leaderboard._task is None  # no one reads it: no build begun
+    board = await leaderboard.current()
+    assert board is not None
+    assert leaderboard.builds == 1
+    served.snapshot = prepared(900, [row("198.51.100.1"), row("198.51.100.3")])
+    for tell in served.listeners:
+        tell("snapshot")
+    task = leaderboard._task
+    assert task is not None  # asked for before: the new crawl's board is begun at once
+    await task
+    assert leaderboard.builds == 2
+    assert leaderboard.board is not None
+    assert leaderboard.board.timestamp == 900
