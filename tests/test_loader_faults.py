@@ -57,6 +57,11 @@ async def test_a_stopped_loader_is_killed_said_and_the_load_tried_again(
         return (await status_of(client))["state"] == "starting"
 
     await eventually(status_followed)  # the status never waits behind a load
+
+    async def crawl_loading() -> bool:  # the new crawl's load is the one the hung loader
+        return bool(loader._one_call.locked())  # holds (on a busy machine, it may come late)
+
+    await eventually(crawl_loading)
     older = await client.get(f"/api/v1/snapshots/{NOW - 1200}/")  # waits on the loader
     assert older.status == 503
     assert (await older.json())["error"]["code"] == "loader_busy"

@@ -34,6 +34,15 @@ class LoadError(Exception):
     def __reduce__(self) -> tuple[type[LoadError], tuple[str, str]]:
         return LoadError, (self.kind, str(self))  # it crosses from the loader process
 
+    @property
+    def of_the_loader(self) -> bool:
+        """Whether the loader failed (hung and killed, or died) rather than the file: the
+        file is tried again, not refused."""
+        return self.kind in LOADER_FAULTS
+
+
+LOADER_FAULTS = ("timeout", "loader_died")  # LoadError kinds of the loader, not of the file
+
 
 @dataclass(frozen=True)
 class FileVersion:

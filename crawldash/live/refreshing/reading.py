@@ -25,7 +25,6 @@ from .rejections import Rejections
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 COUNT_IN_THREAD_BYTES = 128 * 1024  # larger crawls are counted in the loader process
-LOADER_FAULTS = ("timeout", "loader_died")  # of the loader, not of the file
 
 
 class Reader:
@@ -129,5 +128,5 @@ class Reader:
 
     def _refused(self, name: str, version: FileVersion, exc: LoadError) -> None:
         self.rejected.add(name, version, exc)
-        if exc.kind in LOADER_FAULTS:
+        if exc.of_the_loader:
             self.state.loader_trouble = f"{name}: {exc}"

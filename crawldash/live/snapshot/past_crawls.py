@@ -14,6 +14,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -164,7 +165,7 @@ class Archive:
         if loading is None:
             loading = asyncio.ensure_future(self._load(timestamp, name))
             self._loading[timestamp] = loading
-            loading.add_done_callback(lambda _: self._loading.pop(timestamp, None))
+            loading.add_done_callback(partial(self._loaded, timestamp))
         try:
             return await asyncio.wait_for(asyncio.shield(loading), self.wait)
         except TimeoutError:  # the load goes on, for the next request to find
@@ -172,6 +173,8 @@ class Archive:
         except FileNotFoundError:  # removed since it was listed: kept, maybe
             return None if self.kept is None else await self._from_kept(timestamp, self.kept)
         except LoadError as exc:
+            if exc.of_the_loader:  # not the file's fault: the next request tries it again
+                return None
             if (timestamp, version) not in self._reported:
                 self._reported.add((timestamp, version))
                 log.warning(
@@ -212,16 +215,25 @@ class Archive:
         if loading is None:
             loading = asyncio.ensure_future(self._load(timestamp, None, kept))
             self._loading[timestamp] = loading
-            loading.add_done_callback(lambda _: self._loading.pop(timestamp, None))
+            loading.add_done_callback(partial(self._loaded, timestamp))
         try:
             return await asyncio.wait_for(asyncio.shield(loading), self.wait)
         except TimeoutError:
             raise ArchiveBusy(self.wait) from None
         except (LoadError, OSError, ValueError, KeyError) as exc:  # a damaged archive file
+            if isinstance(exc, LoadError) and exc.of_the_loader:  # tried again next time
+                return None
             if (timestamp, None) not in self._reported:
                 self._reported.add((timestamp, None))
                 log.warning("crawl %s cannot be read from the archive: %s", timestamp, exc)
             return None
+
+    def _loaded(self, timestamp: int, loading: asyncio.Future[ArchivedSnapshot | None]) -> None:
+        """A load ended. Its failure is taken here too: a request that stopped waiting
+        (ArchiveBusy) left it to no one, and the next request loads the crawl again."""
+        self._loading.pop(timestamp, None)
+        if not loading.cancelled():
+            loading.exception()
 
     async def _load(
         self, timestamp: int, name: str | None, kept: Kept | None = None
