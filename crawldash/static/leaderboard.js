@@ -11,24 +11,6 @@ const INDEXES = ["vi", "si", "hi", "ai", "pi", "dli", "dui", "wli", "wui", "mli"
 const $ = (id) => document.getElementById(id);
 let shownCrawl = null;
 
-async function getJSON(url) {
-  let response;
-  try {
-    response = await fetch(url, { cache: "no-cache", headers: { Accept: "application/json" } });
-  } catch (error) {
-    throw new Error(`crawldash cannot be reached (${error.message})`);
-  }
-  let body = null;
-  try {
-    body = await response.json();
-  } catch {
-    // not JSON (from a proxy, say): described by the status below
-  }
-  if (response.ok && body !== null) return body;
-  if (body && body.error && typeof body.error.message === "string") throw new Error(body.error.message);
-  throw new Error(`crawldash answered ${response.status} for ${url}`);
-}
-
 // Times in UTC, to the minute, as on every page of crawldash.
 function fmtTime(seconds) {
   return `${new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC`;

@@ -64,25 +64,6 @@ function serviceNames(services) {
 }
 function plural(n, word) { return `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`; }
 
-async function getJSON(url) {
-  let response;
-  try {
-    // no-cache: revalidate (a cheap 304) rather than trust max-age, as crawls can come early
-    response = await fetch(url, { cache: "no-cache", headers: { Accept: "application/json" } });
-  } catch (error) {
-    throw new Error(`crawldash cannot be reached (${error.message})`);
-  }
-  let body = null;
-  try {
-    body = await response.json();
-  } catch {
-    // not JSON (from a proxy, say): described by the status below
-  }
-  if (response.ok && body !== null) return body;
-  if (body && body.error && typeof body.error.message === "string") throw new Error(body.error.message);
-  throw new Error(`crawldash answered ${response.status} for ${url}`);
-}
-
 // The node of the page's path, as /api/check takes it: bitnodes' <address>-<port>, the
 // port after the last "-", IPv6 without brackets.
 function addressOfPath() {

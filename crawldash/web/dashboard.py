@@ -24,6 +24,7 @@ FILES = (
     "map.js",
     "propagation.js",
     "checknow.js",
+    "json.js",
     "leaderboard.js",
     "vendor/countries-110m.json",
     "vendor/iso-3166-codes.json",

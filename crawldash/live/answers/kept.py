@@ -73,18 +73,16 @@ class KeptAnswers(Generic[V]):
             return
         self._follow(changes)
         old = self._answers.pop(ask, None)
-        if old is not None and old is not answer:
-            self._drop(old)
-        elif old is not None:
-            self.bytes -= self._size(old)
+        if old is not None:
+            self._drop(old, given_up=old is not answer)  # the same answer again stays
         self._answers[ask] = answer
         self.bytes += self._size(answer)
         while self.bytes > self.max_bytes:
             self._drop(self._answers.popitem(last=False)[1])
 
-    def _drop(self, answer: V) -> None:
+    def _drop(self, answer: V, given_up: bool = True) -> None:
         self.bytes -= self._size(answer)
-        if self._given_up is not None:
+        if given_up and self._given_up is not None:
             self._given_up(answer)
 
     def _follow(self, changes: int) -> None:

@@ -123,23 +123,6 @@ def _joined(head: bytes, groups: list[bytes]) -> bytes:
     return head + b',"groups":[' + b",".join(groups) + b"]}"
 
 
-def where(row: NodeRow, network: str) -> str | tuple[float, float]:
-    """A node's rounded place, or why it has none (one of NOT_MAPPED)."""
-    if network in OVERLAYS:
-        return network
-    latitude, longitude = row.latitude, row.longitude
-    if (
-        latitude is None
-        or longitude is None
-        or not (math.isfinite(latitude) and math.isfinite(longitude))
-        or not (-90 <= latitude <= 90 and -180 <= longitude <= 180)
-    ):
-        return "no_coordinates"
-    if latitude == 0 and longitude == 0 and not row.country:
-        return "unknown_location"
-    return round(latitude, DECIMALS) + 0.0, round(longitude, DECIMALS) + 0.0  # no -0.0
-
-
 def prepare_map(
     timestamp: int, nodes: Mapping[str, NodeRow], networks: Mapping[str, str], modified: float
 ) -> PreparedMap:
@@ -215,7 +198,8 @@ def prepare_map(
 
 
 def _rounded(latitude: float | None, longitude: float | None) -> tuple[float, float] | str:
-    """Where a pair of coordinates is on the map, or why it is not (``where``'s rules)."""
+    """Where a pair of coordinates is on the map, rounded, or why it is not (one of
+    NOT_MAPPED: out of range or not finite; ``_placed`` tells an unknown place)."""
     if (
         latitude is None
         or longitude is None
