@@ -242,10 +242,11 @@ def test_a_huge_block_is_read_bounded_while_the_status_keeps_its_interval(
     blocks = {block.hash: block for block in (read_blocks(kept) or NONE_KEPT).blocks}
     assert len(blocks) == 5
     assert blocks[BAD_BLOCK].nodes == 100_000  # the earliest read, not the million
-    # The status kept its interval while the blocks were read: its rate then is near its
-    # rate after, on this machine as busy as it is (a status that waited for the reading
-    # would be written once a pass, or not at all).
-    assert reading.per_second > after.per_second / 2, (reading, after)
+    # The status kept its interval while the blocks were read: its rate then is of the
+    # order of its rate after, on this machine as busy as it is. The reading shares the
+    # cores with Redis' scripts, so its rate may halve; a status that waited for the reading
+    # would be written once a pass or not at all, a tenth of the rate and less.
+    assert reading.per_second > after.per_second / 4, (reading, after)
     assert peak < 200, peak
 
 
