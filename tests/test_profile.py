@@ -54,3 +54,26 @@ async def test_before_a_second_crawl_is_served_nothing_is_compared(serve: Serve,
     await until_served(client, TS)
     answer = await (await client.get("/api/profile", params={"address": "203.0.113.1:8333"})).json()
     assert answer == {"address": "203.0.113.1:8333", "since": None, "changes": []}
+
+
+async def test_each_crawl_after_adds_its_changes_and_letter_case_alone_is_none(
+    serve: Serve, data_dir: Path
+):
+    # From the second new crawl on, the loader process has read the crawl before and sends
+    # the changes with the crawl; the answers are the same either way.
+    first, second = row("203.0.113.1"), row("203.0.113.2")
+    write_snapshot(data_dir, TS, export_body([first, second]))
+    client = await serve()
+    await until_served(client, TS)
+    await watching(client)
+    for step, (country, agent) in enumerate([("DE", "/Knots:1/"), ("FR", "/KNOTS:1/")], 1):
+        first[9], second[3] = country, agent
+        write_snapshot(data_dir, TS + 600 * step, export_body([first, second]))
+        await until_served(client, TS + 600 * step)
+    one = await (await client.get("/api/profile", params={"address": "203.0.113.1:8333"})).json()
+    assert [(c["crawl"], c["field"], c["from"], c["to"]) for c in one["changes"]] == [
+        (TS + 1200, "country", "DE", "FR"),
+        (TS + 600, "country", "RU", "DE"),
+    ]
+    two = await (await client.get("/api/profile", params={"address": "203.0.113.2:8333"})).json()
+    assert [(c["crawl"], c["to"]) for c in two["changes"]] == [(TS + 600, "/Knots:1/")]

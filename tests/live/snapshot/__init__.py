@@ -1,0 +1,1 @@
+"""Unit tests of crawldash.live.snapshot, on crawls decoded in each test."""
