@@ -2,29 +2,25 @@
 crawl is served, every node in both it and the crawl before has its user agent, protocol
 version, services, country and provider (ASN) compared, and each difference is kept.
 
-The loader usually finds the changes as it makes the crawl (``snapshot/node_changes.py``,
-whose rule this follows); ``compare`` finds them in the server where it did not. It walks
-the two crawls' sorted addresses side by side and decodes a node's JSON only where a
-column the catalog already holds differs, so a crawl in which few nodes changed costs
-little. Changes are kept in memory, at most ``MAX_PER_NODE`` per node and
+The comparison walks the two crawls' sorted addresses side by side and decodes a node's
+JSON only where a column the catalog already holds differs, so a crawl in which few nodes
+changed costs little. Changes are kept in memory, at most ``MAX_PER_NODE`` per node and
 ``MAX_NODES`` nodes; they cover the crawls served since crawldash started."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from operator import attrgetter
 
 import msgspec
 
 from ...models import Change, Node, ProfileBody
 from ..snapshot.catalog import NodeCatalog
-from ..snapshot.node_changes import FIELDS, changes
 from ..snapshot.prepared import PreparedSnapshot
 
+FIELDS = ("user_agent", "protocol_version", "services", "country", "asn")
 MAX_PER_NODE = 32  # changes kept per node, newest
 MAX_NODES = 200_000  # nodes with changes kept; past it, those changed least recently go
 _node = msgspec.json.Decoder(Node)
-_said = attrgetter(*FIELDS)
 _encoder = msgspec.json.Encoder()
 
 
@@ -111,4 +107,8 @@ def _columns_differ(old: NodeCatalog, i: int, new: NodeCatalog, j: int) -> bool:
 
 def _changes(before: bytes, after: bytes, crawl: int) -> list[Change]:
     old, new = _node.decode(before), _node.decode(after)
-    return changes(_said(old), _said(new), crawl)
+    return [
+        Change(crawl, name, getattr(old, name), getattr(new, name))
+        for name in FIELDS
+        if getattr(old, name) != getattr(new, name)
+    ]

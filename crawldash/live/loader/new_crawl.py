@@ -2,25 +2,28 @@
 follows it (the compressed codings of its bodies, its CSV records), is sent to the server
 ahead of the reply, so that the server switches to it at once; its map is made at the
 same time in a process forked beside (``process.forked``), which sends it ahead too. The
-reply is what follows.
-
-After each load the loader process itself reads the crawl again (``learn_crawl``), so
-that the child loading the next one finds each host's canonical spelling in its cache and
-what this crawl said of each node: it sends each node's changes with the crawl
-(``snapshot/node_changes.py``), and the server need not compare the two."""
+reply is what follows."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
+import msgspec
+
+from ...crawl.address import AddressError, canonical_host
 from ...crawl.decode import Rules
+from ...crawl.files import read_file
 from ..snapshot.making import in_two
-from ..snapshot.node_changes import Known, known_of
 from ..snapshot.prepared import Later, PreparedSnapshot, read_snapshot
 from .process import AFTERWARDS, forked, send_part, sends_parts
 
-_known: Known | None = None  # in the loader process: the last crawl learned
+
+class _Host(msgspec.Struct, array_like=True, forbid_unknown_fields=False, gc=False):
+    """An export row's host, the rest of the row left undecoded."""
+
+    address: str
 
 
 def load_new_crawl(path: Path, rules: Rules) -> PreparedSnapshot | Later:
@@ -44,21 +47,21 @@ def load_new_crawl(path: Path, rules: Rules) -> PreparedSnapshot | Later:
         later.add_to(served)
         return served
     cores = len(os.sched_getaffinity(0))  # 1: the loader shares the server's one core
-    return in_two(snapshot, version, send_part, forked, cores, _known)[1]
+    return in_two(snapshot, version, send_part, forked, cores)[1]
 
 
-def learn_crawl(path: Path, rules: Rules) -> None:
-    """In the loader process itself, after a crawl's load: the crawl read again, so that
-    the child that loads the next crawl, forked from it, finds each host's canonical
-    spelling in its cache (consecutive crawls share most of their hosts; one new to the
-    cache costs microseconds, on the way to the crawl's being served) and what this crawl
-    said of each node (``_known``). A crawl that does not read leaves what was known."""
-    global _known
+def learn_hosts(path: Path, rules: Rules) -> None:
+    """In the loader process itself, after a crawl's load: each host of the crawl spelled
+    canonically once, so that the child that loads the next crawl, forked from it, finds
+    them in its cache (consecutive crawls share most of their hosts; one new to the cache
+    costs microseconds, on the way to the crawl's being served)."""
     try:
-        snapshot, version = read_snapshot(path, rules)
-    except Exception:  # gone, rewritten, refused: the load's reply said so
+        rows = msgspec.json.decode(read_file(path, rules.max_file_size)[0], type=list[_Host])
+    except (OSError, ValueError, msgspec.DecodeError):  # a crawl in another form, or gone
         return
-    _known = known_of(snapshot.timestamp, version, snapshot.nodes)
+    for row in rows:
+        with contextlib.suppress(AddressError):
+            canonical_host(row.address)
 
 
-AFTERWARDS[f"{load_new_crawl.__module__}.{load_new_crawl.__qualname__}"] = learn_crawl
+AFTERWARDS[f"{load_new_crawl.__module__}.{load_new_crawl.__qualname__}"] = learn_hosts

@@ -7,10 +7,7 @@ loaded are counted, the presence's bits for it set but not published), and then,
 step on the event loop, the state serves it (``State.switch_to``): the snapshot, the
 status, the history, the presence, every answer built from them, and the event stream all
 change together, and so do each node's changes (``/api/profile``) and the evidence of the
-crawl paired with it (``/api/check``'s reason), found before the step. The changes come
-with the crawl where the loader compared it with the crawl served until then
-(``snapshot/node_changes.py``); otherwise they are found here, in a thread, as soon as the
-half of the crawl with its catalog is in. What follows the
+crawl paired with it (``/api/check``'s reason), found before the step. What follows the
 crawl comes with the reply (its codings, each made on request meanwhile: ``Codings`` in
 ``live/bodies.py``; its CSV records, which a CSV asked for meanwhile waits for).
 """
@@ -29,7 +26,6 @@ from ...models import Change
 from ..answers.reasons import Evidence
 from ..bodies import every_coding
 from ..snapshot.csv_records import CsvRecords
-from ..snapshot.node_changes import NodeChanges
 from ..snapshot.prepared import Half, Later, PreparedSnapshot
 from ..state import State
 from ..stores.history import HistoryEntry
@@ -61,13 +57,11 @@ class Switch:
         self._halves: dict[FileVersion, list[Half]] = {}  # of the crawl being loaded
         self._loading = 0  # the timestamp of the crawl being loaded
         self._compared: asyncio.Future[_Found] | None = None  # its profile changes
-        self._changes: dict[FileVersion, NodeChanges] = {}  # as the loader found them
 
     def begin(self, listing: Listing, timestamp: int) -> None:
         """A load of a new crawl begins: of the file ``listing`` names for ``timestamp``."""
         self._switching, self._listing, self._started = None, listing, time.perf_counter()
         self._halves, self._loading, self._compared = {}, timestamp, None
-        self._changes = {}
 
     def on_part(self, part: object) -> None:
         """On the event loop: the loader sent the crawl ahead of what follows it, whole or
@@ -79,14 +73,8 @@ class Switch:
         if isinstance(part, Half):
             halves = self._halves.setdefault(part.version, [])  # the file may change
             halves.append(part)  # between two tries of the load
-            if part.changes is not None:
-                self._changes[part.version] = part.changes
-            if (
-                "catalog" in part.fields
-                and self._compared is None
-                and self._from_loader(part.timestamp, part.changes) is None
-            ):  # found here, while the other half is made
-                self._compared = asyncio.ensure_future(self._compare(part))
+            if "catalog" in part.fields and self._compared is None:  # while the other half
+                self._compared = asyncio.ensure_future(self._compare(part))  # is made
             part = Half.joined(halves)
         if part is not None and self._switching is None:
             self._switching = asyncio.ensure_future(self._switch(part))
@@ -112,16 +100,6 @@ class Switch:
             self.state.take_later(await asyncio.to_thread(_made, served))
         return True
 
-    def _from_loader(self, timestamp: int, changes: NodeChanges | None) -> _Found:
-        """The changes the loader found for crawl ``timestamp``, if it compared it with
-        the crawl served (that crawl, as read from the same file version)."""
-        before = self.state.snapshot
-        if changes is None or before is None or before.timestamp >= timestamp:
-            return None
-        if (changes.since, changes.version) != (before.timestamp, before.version):
-            return None
-        return changes.since, changes.found
-
     async def _compare(self, after: PreparedSnapshot | Half) -> _Found:
         """Each node's changes from the crawl served to ``after`` (in a thread), from the
         half of a new crawl that holds its catalog and rows, as soon as it is in."""
@@ -142,9 +120,7 @@ class Switch:
         if await self.counting.count_skipped(self._listing, served.timestamp):
             self.changed()
         profiles = self.state.profiles
-        found = self._from_loader(served.timestamp, self._changes.get(version))
-        if found is None:
-            found = await (self._compared or self._compare(served))
+        found = await (self._compared or self._compare(served))
         evidence = Evidence()
         if self.pairing is not None:
             evidence = await self.pairing.evidence_for(served.timestamp)

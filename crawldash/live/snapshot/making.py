@@ -27,7 +27,6 @@ from .breakdown import prepare_breakdowns
 from .catalog import NodeCatalog
 from .csv_records import CsvRecords
 from .map import prepare_map
-from .node_changes import Known, changes_since
 from .prepared import Ahead, Half, Later, NodeJson, PreparedSnapshot
 
 # Runs a function in a process of its own beside this one; returns a wait for its end
@@ -42,7 +41,6 @@ def in_two(
     ahead: Ahead | None = None,
     beside: Beside | None = None,
     cores: int = 2,
-    known: Known | None = None,
 ) -> tuple[PreparedSnapshot | None, Later]:
     """The crawl with every answer but what follows it, handed to ``ahead`` as soon as it
     is made, and then what follows.
@@ -55,8 +53,6 @@ def in_two(
             there, and sent ahead from there as a Half.
         cores: the cores this may run on: with one, nothing is made side by side (not
             even the codings, in a thread), so that the crawl's answers are made first.
-        known: what the crawl before said of each node: each node's changes since then
-            go ahead with the crawl.
 
     Returns:
         The crawl, None where it went ahead in halves (it is nowhere whole here), and what
@@ -88,7 +84,7 @@ def in_two(
     identity = represent(_encoder.encode(api), modified)
     with ThreadPoolExecutor(1, thread_name_prefix="crawldash-compress") as pool:
         catalog = NodeCatalog.build(snapshot.nodes, network, with_csv=False)
-        rows = list(map(snapshot.nodes.__getitem__, catalog.addresses))
+        rows = map(snapshot.nodes.__getitem__, catalog.addresses)
         fields: dict[str, Any] = {
             "timestamp": snapshot.timestamp,
             "total_nodes": total,
@@ -100,18 +96,14 @@ def in_two(
             "catalog": catalog,
             "version": version,
         }
-        changes = None
-        if known is not None and ahead is not None and known.timestamp < snapshot.timestamp:
-            changes = changes_since(known, snapshot.timestamp, catalog.addresses, rows)
         served: PreparedSnapshot | None = None
         if waiting is not None:
             assert ahead is not None
-            ahead(Half(snapshot.timestamp, version, fields, changes))
+            ahead(Half(snapshot.timestamp, version, fields))
         else:
-            made = counted()
-            served = PreparedSnapshot(**fields, **made)
-            if ahead is not None:  # one Half that holds every field, and the changes
-                ahead(Half(snapshot.timestamp, version, fields | made, changes))
+            served = PreparedSnapshot(**fields, **counted())
+            if ahead is not None:
+                ahead(served)
         if waiting is not None and not waiting():  # the process beside failed: its half
             counted_ahead()  # is made here
         # Begun once the crawl is sent whole (both halves): before, it would take a core

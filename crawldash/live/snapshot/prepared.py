@@ -28,7 +28,6 @@ from .breakdown import PreparedBreakdown
 from .catalog import NodeCatalog
 from .csv_records import CsvRecords
 from .map import PreparedMap
-from .node_changes import NodeChanges
 
 _encoder = msgspec.json.Encoder()
 _row = msgspec.json.Decoder(NodeRow)
@@ -163,14 +162,11 @@ class PreparedSnapshot:
 @dataclass(frozen=True)
 class Half:
     """Answers of a crawl made by one of two processes that make them side by side and
-    send them ahead (``making.in_two``): ``fields`` of its PreparedSnapshot, by name; the
-    half with the catalog may hold each node's changes since the crawl before, too. (On one
-    core, a crawl goes ahead as one Half that holds every field.)"""
+    send them ahead (``making.in_two``): ``fields`` of its PreparedSnapshot, by name."""
 
     timestamp: int
     version: FileVersion
     fields: dict[str, Any]
-    changes: NodeChanges | None = None
 
     @staticmethod
     def joined(halves: Iterable[Half]) -> PreparedSnapshot | None:

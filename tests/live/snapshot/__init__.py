@@ -1,1 +1,0 @@
-"""Unit tests of crawldash.live.snapshot, on crawls decoded in each test."""
