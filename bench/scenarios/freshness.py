@@ -22,7 +22,7 @@ from bench.data import write_crawl
 from bench.load import children, wrk
 from bench.polling import Endpoint, Switches, crawldash_endpoints, median_and_worst, switches
 from bench.rows import Measure, Row, Section, Unit
-from bench.scenarios.writing import SETTLE, first_node, keep_looking, keep_writing
+from bench.scenarios.writing import SETTLE, keep_looking, keep_writing, steady_node
 from bench.servers import BOTH_CORES, SERVER_CORE, status, wait_history
 
 LOADER_STARTED = 2.0  # seconds after start-up by which the loader process runs
@@ -42,7 +42,7 @@ def run(bench: Bench) -> list[Row]:
         wait_history(running.base)
         time.sleep(LOADER_STARTED)
         pin(running.pid, threads=True)
-        node = first_node(running.base)
+        node = steady_node(running.base, crawls)
         endpoints = crawldash_endpoints(node)
         found = written_everywhere(bench, running.base, endpoints, crawls[: config.tries])
         rows: list[Row] = switch_rows("crawldash", endpoints, found, config.wait_limit)

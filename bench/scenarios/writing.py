@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from bench.data import write_crawl
 from bench.servers import get, status, wait_served, wait_whole
 
@@ -72,5 +74,26 @@ def keep_looking(base: str, served: set[int], stop: threading.Event) -> None:
             served.add(timestamp)
 
 
-def first_node(base: str) -> str:
-    return str(next(iter(json.loads(get(base + "/api/snapshot")[1])["nodes"])))
+class _Where(msgspec.Struct, array_like=True, forbid_unknown_fields=False):
+    """An export row's address and port, the rest left undecoded."""
+
+    host: str
+    port: int
+
+
+def steady_node(base: str, crawls: list[tuple[int, bytes]]) -> str:
+    """An address of the crawl served that every crawl of ``crawls`` holds too: the answers
+    about one node (check, presence, v1's node) then name each crawl written. A node that
+    left a crawl would never name it (a varied history's crawls each hold 85-99% of the
+    nodes), and its endpoints would wait out the run's limit."""
+    served = json.loads(get(base + "/api/snapshot")[1])["nodes"]
+    held = set(served)
+    for _, body in crawls:
+        held &= {f"{row.host}:{row.port}" for row in _rows.decode(body) if ":" not in row.host}
+    steady = [address for address in served if address in held]
+    if not steady:
+        raise RuntimeError("no node of the crawl served is in every crawl to be written")
+    return str(steady[0])
+
+
+_rows = msgspec.json.Decoder(list[_Where])
