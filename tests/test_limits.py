@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from crawldash.crawl.files import write_atomically
+from crawldash.crawl.atomic import write_atomically
 from crawldash.live.stores.history import HistoryEntry
 from crawldash.live.stores.index_files import HistoryStore
 

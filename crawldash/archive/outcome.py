@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..crawl.files import write_atomically
+from ..crawl.atomic import write_atomically
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from ..crawl.atomic import write_atomically
 from ..crawl.decode import Snapshot
-from ..crawl.files import write_atomically
 from . import parquet
 from .columns import columns_of
 from .layout import (

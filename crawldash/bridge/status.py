@@ -25,7 +25,8 @@ import msgspec
 import redis
 from redis.connection import parse_url
 
-from ..crawl.files import snapshot_timestamp, write_atomically
+from ..crawl.atomic import write_atomically
+from ..crawl.files import snapshot_timestamp
 from ..models import CrawlerStatus
 from ..settings.bridge import BridgeSettings
 from .attempts import AttemptsCollector

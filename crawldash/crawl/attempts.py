@@ -27,7 +27,8 @@ from pathlib import Path
 import msgspec
 from pyroaring import BitMap
 
-from .files import read_file, write_atomically
+from .atomic import write_atomically
+from .files import read_file
 
 ATTEMPTS_FILE = "attempts.msgpack"
 FORMAT = 1

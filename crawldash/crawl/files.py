@@ -1,5 +1,4 @@
-"""The data folder: which names are crawler files, their versions, listing, reading and
-atomic writing.
+"""The data folder: which names are crawler files, their versions, listing and reading.
 
 Everything here blocks (file I/O); the refresher runs it in a worker thread.
 """
@@ -12,7 +11,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -274,35 +272,3 @@ def _read_bounded(handle: io.FileIO, size: int, max_size: int) -> bytes:
 def _reason(error: OSError) -> str:
     name = errno.errorcode.get(error.errno or 0, "error")
     return f"{error.strerror or error} ({name})"
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path``, flush it to disk, then rename it over.
-    The file gets the mode an ordinary ``open()`` gives under this process's umask (0644
-    under the usual 022), not the temporary file's 0600: other users read it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    """This process's umask, read without changing it (Linux), else set and restored."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

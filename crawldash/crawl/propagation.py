@@ -36,7 +36,8 @@ from typing import TypeVar
 import msgspec
 
 from .address import MAX_ADDRESS_LENGTH, AddressError, canonical_address
-from .files import LoadError, read_file, write_atomically
+from .atomic import write_atomically
+from .files import LoadError, read_file
 
 BLOCKS_FILE = "blocks.msgpack"
 LATENCY_FILE = "latency.msgpack"

@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 from pyroaring import BitMap
 
+from ..crawl.atomic import write_atomically
 from ..crawl.attempts import (
     FORMAT,
     FullCrawl,
@@ -27,7 +28,6 @@ from ..crawl.attempts import (
 )
 from ..crawl.blocks import from_announcements
 from ..crawl.breakdown import host_of
-from ..crawl.files import write_atomically
 from ..crawl.propagation import (
     TEN_MINUTES,
     BlocksFile,

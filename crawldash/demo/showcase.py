@@ -14,8 +14,9 @@ import msgspec
 from pyroaring import BitMap
 
 from ..crawl.address import NETWORKS
+from ..crawl.atomic import write_atomically
 from ..crawl.breakdown import Value, tally
-from ..crawl.files import STATUS_NAME, snapshot_timestamp, write_atomically
+from ..crawl.files import STATUS_NAME, snapshot_timestamp
 from ..live.stores.history import HistoryEntry, Kept
 from ..live.stores.index_codec import encode_presence
 from ..live.stores.index_files import HistoryStore, PresenceStore

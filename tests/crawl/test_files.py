@@ -1,4 +1,4 @@
-"""crawl/files.py: which names are crawls, listing the data folder, reading and writing."""
+"""crawl/files.py: which names are crawls, listing the data folder and reading it."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from crawldash.crawl.files import (
     named_ahead,
     read_file,
     snapshot_timestamp,
-    write_atomically,
 )
 
 TS = 1_700_000_000
@@ -157,14 +156,3 @@ def test_read_file_tells_a_dangling_link_from_a_missing_file(tmp_path: Path):
         read_file(tmp_path / "link.json", 100)
     with pytest.raises(FileNotFoundError):
         read_file(tmp_path / "gone.json", 100)
-
-
-def test_write_atomically_leaves_the_file_readable_and_no_temporary(tmp_path: Path):
-    path = tmp_path / "sub" / "out.bin"
-    write_atomically(path, b"one")
-    write_atomically(path, b"two")
-    assert path.read_bytes() == b"two"
-    assert os.listdir(path.parent) == ["out.bin"]
-    umask = os.umask(0)
-    os.umask(umask)
-    assert path.stat().st_mode & 0o777 == 0o666 & ~umask

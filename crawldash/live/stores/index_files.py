@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from ...crawl.files import write_atomically
+from ...crawl.atomic import write_atomically
 from .history import Folder, HistoryEntry, Kept, decode_kept, encode_history
 from .index_codec import decode_presence
 from .index_paths import HISTORY_NAME, PRESENCE_NAME, adopt_orphan, index_path
