@@ -59,8 +59,8 @@ async def test_before_a_second_crawl_is_served_nothing_is_compared(serve: Serve,
 async def test_each_crawl_after_adds_its_changes_and_letter_case_alone_is_none(
     serve: Serve, data_dir: Path
 ):
-    # From the second new crawl on, the loader process has read the crawl before and sends
-    # the changes with the crawl; the answers are the same either way.
+    # Each crawl is compared with the one served before it; a user agent that changes only
+    # its letter case is no change (the catalog's columns compare them lowercased).
     first, second = row("203.0.113.1"), row("203.0.113.2")
     write_snapshot(data_dir, TS, export_body([first, second]))
     client = await serve()
