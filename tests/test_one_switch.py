@@ -52,6 +52,10 @@ ENDPOINTS: dict[str, About] = {
     "/api/v1/snapshots/latest/": lambda a: a["timestamp"],
     "/api/v1/nodes/?limit=1": lambda a: a["timestamp"],
     f"/api/v1/nodes/{WATCHED}-8333/": lambda a: a["presence"]["last_seen"],
+    # Its user agent changes with every crawl: its newest change is the crawl's.
+    f"/api/profile?address={WATCHED}:8333": lambda a: (
+        a["changes"][0]["crawl"] if a["changes"] else None
+    ),
 }
 
 
@@ -115,7 +119,8 @@ async def listen(client: Client, received: Received, stop: asyncio.Event) -> Non
 
 
 def crawl(count: int, index: int) -> bytes:
-    return export_body([row(WATCHED), *rows(count, first_octet=10 + index)])
+    watched = row(WATCHED, agent=f"/Satoshi:{27 + index}.0.0/")
+    return export_body([watched, *rows(count, first_octet=10 + index)])
 
 
 async def test_no_answer_is_about_an_older_crawl_than_one_received_before(serve, data_dir: Path):

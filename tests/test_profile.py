@@ -3,9 +3,15 @@ each crawl is served. Real files, a real server."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 
-from .conftest import Serve, until_served, watching
+import pytest
+
+from crawldash.live.answers.profiles import Profiles
+
+from .conftest import Serve, eventually, until_served, watching
 from .factories import export_body, row, write_snapshot
 
 TS = 1_700_000_000
@@ -77,3 +83,37 @@ async def test_each_crawl_after_adds_its_changes_and_letter_case_alone_is_none(
     ]
     two = await (await client.get("/api/profile", params={"address": "203.0.113.2:8333"})).json()
     assert [(c["crawl"], c["to"]) for c in two["changes"]] == [(TS + 600, "/Knots:1/")]
+
+
+async def test_a_crawl_is_served_before_its_changes_are_found_and_a_profile_waits_for_them(
+    serve: Serve, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # The comparison is held until the test lets it go: the crawl must be served all the
+    # same, and a profile asked for meanwhile must wait for its changes, not answer
+    # without them.
+    write_snapshot(data_dir, TS, export_body([row("203.0.113.1")]))
+    client = await serve()
+    await until_served(client, TS)
+    await watching(client)
+    gate, compare = threading.Event(), Profiles.compare
+
+    def held(self: Profiles, *crawls: object) -> object:
+        gate.wait(60)
+        return compare(self, *crawls)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Profiles, "compare", held)
+    write_snapshot(data_dir, TS + 600, export_body([row("203.0.113.1", agent="/Knots:1/")]))
+
+    async def switched() -> bool:
+        status = await (await client.get("/api/status")).json()
+        return bool(status["snapshot_timestamp"] == TS + 600)
+
+    try:
+        await eventually(switched)
+        asked = asyncio.ensure_future(client.get("/api/profile?address=203.0.113.1:8333"))
+        done, _ = await asyncio.wait([asked], timeout=1)
+        assert not done, "a profile answered before the crawl's changes were in"
+    finally:
+        gate.set()
+    answer = await (await asked).json()
+    assert [(c["crawl"], c["to"]) for c in answer["changes"]] == [(TS + 600, "/Knots:1/")]

@@ -33,6 +33,7 @@ class Presences:
 
     async def profile(self, request: web.Request) -> web.Response:
         address = check_query(request.rel_url.raw_query_string)
+        await self.state.profiles.settled()  # a crawl's changes are found once it is served
         return plain(self.state.profiles.body(address))
 
     async def changes(self, request: web.Request) -> web.Response:

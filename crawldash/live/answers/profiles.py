@@ -5,10 +5,15 @@ version, services, country and provider (ASN) compared, and each difference is k
 The comparison walks the two crawls' sorted addresses side by side and decodes a node's
 JSON only where a column the catalog already holds differs, so a crawl in which few nodes
 changed costs little. Changes are kept in memory, at most ``MAX_PER_NODE`` per node and
-``MAX_NODES`` nodes; they cover the crawls served since crawldash started."""
+``MAX_NODES`` nodes; they cover the crawls served since crawldash started.
+
+A crawl's changes are found after it is served, not on the way to its being served: from
+the switch until they are in (``expect``, then ``take`` or ``settle``), an answer waits
+for them (``settled``), so that none is of the crawl before."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 
 import msgspec
@@ -32,6 +37,21 @@ class Profiles:
         self.version = 0  # bumped with every crawl compared
         self._changes: OrderedDict[str, list[Change]] = OrderedDict()
         self._bodies: dict[str, bytes] = {}
+        self._settled = asyncio.Event()  # no crawl served is waiting for its changes
+        self._settled.set()
+
+    def expect(self) -> None:
+        """A crawl is served whose changes are still being found: answers wait for them."""
+        self._settled.clear()
+
+    def settle(self) -> None:
+        """The crawl served has no changes to wait for (none before it, or its comparison
+        failed): answers go on from what is kept."""
+        self._settled.set()
+
+    async def settled(self) -> None:
+        """Return once the changes of the crawl served are in."""
+        await self._settled.wait()
 
     def compare(
         self, before: PreparedSnapshot, after: PreparedSnapshot
@@ -80,6 +100,7 @@ class Profiles:
             self._changes.popitem(last=False)
         self.version += 1
         self._bodies.clear()
+        self._settled.set()
 
     def body(self, address: str) -> bytes:
         """The ``/api/profile`` answer of a canonical address, kept until the next crawl."""

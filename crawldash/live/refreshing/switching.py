@@ -6,10 +6,13 @@ server keeps of it is made ready without being shown (the crawls skipped while a
 loaded are counted, the presence's bits for it set but not published), and then, in one
 step on the event loop, the state serves it (``State.switch_to``): the snapshot, the
 status, the history, the presence, every answer built from them, and the event stream all
-change together, and so do each node's changes (``/api/profile``) and the evidence of the
-crawl paired with it (``/api/check``'s reason), found before the step. What follows the
-crawl comes with the reply (its codings, each made on request meanwhile: ``Codings`` in
-``live/bodies.py``; its CSV records, which a CSV asked for meanwhile waits for).
+change together, and so does the evidence of the crawl paired with it (``/api/check``'s
+reason), found before the step. Each node's changes since the crawl before
+(``/api/profile``) are found in a thread from the moment the half holding its catalog
+comes, and taken in after the step (a profile asked for meanwhile waits for them). What
+follows the crawl comes with the reply (its codings, each made on request meanwhile:
+``Codings`` in ``live/bodies.py``; its CSV records, which a CSV asked for meanwhile waits
+for).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, cast
 
 from ...crawl.files import FileVersion, Listing
 from ...models import Change
+from ..answers.profiles import Profiles
 from ..answers.reasons import Evidence
 from ..bodies import every_coding
 from ..snapshot.csv_records import CsvRecords
@@ -74,7 +78,7 @@ class Switch:
             halves = self._halves.setdefault(part.version, [])  # the file may change
             halves.append(part)  # between two tries of the load
             if "catalog" in part.fields and self._compared is None:  # while the other half
-                self._compared = asyncio.ensure_future(self._compare(part))  # is made
+                self._compared = self._compare(part)  # is made
             part = Half.joined(halves)
         if part is not None and self._switching is None:
             self._switching = asyncio.ensure_future(self._switch(part))
@@ -100,27 +104,30 @@ class Switch:
             self.state.take_later(await asyncio.to_thread(_made, served))
         return True
 
-    async def _compare(self, after: PreparedSnapshot | Half) -> _Found:
-        """Each node's changes from the crawl served to ``after`` (in a thread), from the
-        half of a new crawl that holds its catalog and rows, as soon as it is in."""
-        before = self.state.snapshot
-        if before is None or before.timestamp >= after.timestamp:
-            return None
+    def _compare(self, after: PreparedSnapshot | Half) -> asyncio.Future[_Found]:
+        """Each node's changes from the crawl served now to ``after`` (found in a thread),
+        from the half of a new crawl that holds its catalog and rows, as soon as it is in."""
+        before, compare = self.state.snapshot, self.state.profiles.compare
         # What the comparison reads of a crawl: its timestamp, catalog and rows.
         crawl = after if isinstance(after, PreparedSnapshot) else SimpleNamespace(**after.fields)
-        compare = self.state.profiles.compare
-        return before.timestamp, await asyncio.to_thread(compare, before, cast(Any, crawl))
+
+        async def found() -> _Found:
+            if before is None or before.timestamp >= after.timestamp:
+                return None
+            return before.timestamp, await asyncio.to_thread(compare, before, cast(Any, crawl))
+
+        return asyncio.ensure_future(found())
 
     async def _switch(self, served: PreparedSnapshot) -> PreparedSnapshot:
         """Make ready what the server keeps of ``served``, then serve it from one moment:
-        the crawls skipped before it counted, each node's changes since the crawl served
-        before found, the evidence of the crawl paired with it read, its point made."""
+        the crawls skipped before it counted, the evidence of the crawl paired with it
+        read, its point made; then take in each node's changes since the crawl before."""
         version = served.version
         assert self._listing is not None
         if await self.counting.count_skipped(self._listing, served.timestamp):
             self.changed()
         profiles = self.state.profiles
-        found = await (self._compared or self._compare(served))
+        compared = self._compared or self._compare(served)
         evidence = Evidence()
         if self.pairing is not None:
             evidence = await self.pairing.evidence_for(served.timestamp)
@@ -137,8 +144,7 @@ class Switch:
         )
 
         def with_it() -> None:  # in the switch's step
-            if found is not None:
-                profiles.take(*found)
+            profiles.expect()
             self.state.checks.set_evidence(evidence)
 
         if await self.state.switch_to(served, entry, with_it):
@@ -153,7 +159,23 @@ class Switch:
             version.size,
             time.perf_counter() - self._started,
         )
+        await _take_changes(profiles, compared)
         return served
+
+
+async def _take_changes(profiles: Profiles, compared: asyncio.Future[_Found]) -> None:
+    """The changes of the crawl just served, taken in once found (after its switch: they
+    are not on the way to it)."""
+    found: _Found = None
+    try:
+        found = await compared
+    except Exception:  # the crawl is served all the same; its changes are not kept
+        log.exception("comparing the new crawl with the one before failed")
+    finally:  # stopped or not, what waits for them is not left waiting
+        if found is None:
+            profiles.settle()
+        else:
+            profiles.take(*found)
 
 
 def _codings_of(whole: PreparedSnapshot) -> Later:

@@ -4,6 +4,7 @@ which tests/test_names.py refuses.)"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from crawldash.live.answers.profiles import MAX_PER_NODE, Profiles
@@ -44,3 +45,17 @@ def test_a_node_keeps_only_its_newest_changes():
     changes = json.loads(profiles.body(A))["changes"]
     assert len(changes) == MAX_PER_NODE
     assert changes[0]["crawl"] == MAX_PER_NODE + 2
+
+
+async def test_from_a_switch_answers_wait_for_the_crawls_changes():
+    profiles = Profiles()
+    profiles.expect()  # a crawl is served, its changes not yet in
+    waiting = asyncio.ensure_future(profiles.settled())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    profiles.take(100, [(A, Change(200, "country", "RU", "DE"))])
+    await asyncio.wait_for(waiting, 60)
+    assert json.loads(profiles.body(A))["changes"][0]["crawl"] == 200
+    profiles.expect()
+    profiles.settle()  # none to wait for: what is kept is the answer
+    await asyncio.wait_for(profiles.settled(), 60)
