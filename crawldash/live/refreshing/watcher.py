@@ -24,10 +24,11 @@ from .refresher import Refresher
 log = logging.getLogger(__name__)
 MAX_BACKOFF = 60.0
 TICK_MS = 500  # how often an idle watcher wakes: to close the start-up race, to recheck files
-# How long a folder must be quiet before its changes are taken: a new crawl waits for it
-# once; a file still being written past it is read torn, refused as such, and read again
-# when its writing changes it.
-STEP_MS = 20
+# How often the watcher looks for changes: they are taken once a look finds no file
+# changed that the one before had not, so a new crawl waits one to two of these (each is
+# a wake-up of the watcher's thread, idle or not). A file still being written then is
+# read torn, refused as such, and read again when its writing changes it.
+STEP_MS = 10
 FOLDER_POLL_SECONDS = 0.25  # how often a missing data folder is looked for
 
 
