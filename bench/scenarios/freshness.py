@@ -20,7 +20,14 @@ import time
 from bench.context import Bench, Running
 from bench.data import write_crawl
 from bench.load import children, wrk
-from bench.polling import Endpoint, Switches, crawldash_endpoints, median_and_worst, switches
+from bench.polling import (
+    PAUSE,
+    Endpoint,
+    Switches,
+    crawldash_endpoints,
+    median_and_worst,
+    switches,
+)
 from bench.rows import Measure, Row, Section, Unit
 from bench.scenarios.writing import SETTLE, keep_looking, keep_writing, steady_node
 from bench.servers import BOTH_CORES, SERVER_CORE, status, wait_history
@@ -119,8 +126,9 @@ def switch_rows(
                 Unit.MS,
                 1,
                 limits=(GAP_LIMIT, None) if ours else (),
-                details="each endpoint asked every 20 ms (bench.polling.PAUSE): a gap this "
-                "small is within the asking's own resolution; the CSV, made after, left out",
+                details=f"each endpoint asked every {PAUSE * 1000:.0f} ms (bench.polling.PAUSE): "
+                "a gap this small is within the asking's own resolution; the CSV, made after, "
+                "left out",
             )
         )
         proven = [limit if f.proven_gap is None else f.proven_gap for f in found]
