@@ -2,7 +2,8 @@
 ``/api/nodes`` CSV reach a client on another address byte for byte, over a real socket,
 also when the socket takes only part of the file at once; a memory file is made once per
 body and closed when its crawl or answer is let go (ResourceWarnings are errors here). A
-client on loopback gets the same bytes, written, and no file is made for it.
+client on loopback gets the same bytes: from a memory file up to LOOPBACK_FILE_MAX, past
+it written, and no file is made for it.
 
 "Another address" is this machine's own address on its default route, which the server
 is bound to: its connections do not come from loopback."""
@@ -25,6 +26,7 @@ from crawldash.app import NETWORKS, create_app
 from crawldash.live import bodies
 from crawldash.live.bodies import BodyFile
 from crawldash.settings.serve import Settings
+from crawldash.web import sendfile
 
 from .conftest import Client, ClientFactory, Serve, until_served
 from .factories import export_body, rows, write_snapshot
@@ -175,12 +177,16 @@ async def test_small_bodies_are_sent_as_bytes(serve, data_dir):
     assert memory_files() == before
 
 
-async def test_a_client_on_loopback_gets_bytes_and_no_memory_file(serve, data_dir, small_files):
+async def test_a_client_on_loopback_gets_larger_bodies_as_bytes_and_no_memory_file(
+    serve, data_dir, small_files, monkeypatch
+):
+    monkeypatch.setattr(sendfile, "LOOPBACK_FILE_MAX", SMALL_MIN)
     client = await serving(serve, data_dir, 1000)
     assert str(client.host).startswith("127.")
     before = memory_files()
     for coding in ("identity", "gzip", "br"):
         headers, body = await fetch(client, "/api/snapshot", coding)
+        assert len(body) > SMALL_MIN
         assert body == representation(client, coding)
         assert headers.get("Content-Encoding", "identity") == coding
     _, csv = await fetch(client, CSV_PATH)
@@ -188,6 +194,22 @@ async def test_a_client_on_loopback_gets_bytes_and_no_memory_file(serve, data_di
     _, slow = await fetch(client, "/api/snapshot", slow=True)  # the socket fills meanwhile
     assert slow == representation(client, "identity")
     assert memory_files() == before
+
+
+async def test_a_client_on_loopback_gets_a_middling_body_from_a_memory_file(
+    serve, data_dir, small_files
+):
+    client = await serving(serve, data_dir, 1000)
+    assert str(client.host).startswith("127.")
+    before = memory_file_inodes()
+    _, first = await fetch(client, CSV_PATH)
+    assert SMALL_MIN < len(first) <= sendfile.LOOPBACK_FILE_MAX
+    _, again = await fetch(client, CSV_PATH)
+    assert again == first
+    assert first.count(b"\r\n") == 1001
+    assert len(memory_file_inodes() - before) == 1  # made once, sent twice
+    _, slow = await fetch(client, CSV_PATH, slow=True)  # the socket fills meanwhile
+    assert slow == first
 
 
 async def test_memory_files_are_closed_with_the_crawl_they_belong_to(

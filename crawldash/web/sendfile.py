@@ -1,5 +1,5 @@
 """Large bodies sent from their memory file (``live.bodies.BodyFile``) with ``os.sendfile``
-to a peer on another machine.
+to a peer on another machine, and middling ones to a peer on this machine too.
 
 Written as bytes, a body is copied by aiohttp (on Python before 3.12.9 it joins the headers
 and the body into one new buffer), again by asyncio for what the socket does not take at
@@ -8,10 +8,12 @@ the socket: the headers go first, then as much of the file as the socket takes i
 system call, and only what is left, if anything, through the transport as bytes. The
 event loop never waits on the file: it is read only inside that one call.
 
-A peer on this machine (over loopback or a Unix socket: a reverse proxy in front, or a
-benchmark's client) gets the body as bytes, in one write with its headers: it copies what
-it reads either way, and it reads bytes the kernel has just copied into the socket more
-cheaply than the pages of a file, enough that the machine as a whole spends less.
+A peer on this machine (over loopback: a reverse proxy in front, or a benchmark's client)
+is sent the memory file too for a body up to LOOPBACK_FILE_MAX, and a larger one as bytes
+after its headers: measured over loopback, the file cost the server and the
+peer together less than bytes up to about that size, and more past it, where the peer
+reads bytes the kernel has just copied into the socket more cheaply than the pages of a
+file. A peer on a Unix socket gets bytes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from aiohttp import payload
 from aiohttp.abc import AbstractStreamWriter
 
 from ..live.bodies import BodyFile
+
+# The largest body a peer on this machine is sent from its memory file (see above).
+LOOPBACK_FILE_MAX = 256 * 1024
 
 
 class SentFile(payload.Payload):
@@ -41,7 +46,7 @@ class SentFile(payload.Payload):
 
     async def write(self, writer: AbstractStreamWriter) -> None:
         body = self._body.body
-        fd = self._body.fd() if _takes_files(writer.transport) else None
+        fd = self._body.fd() if _takes_files(writer.transport, len(body)) else None
         sent = 0
         if fd is not None:  # asked now: None if the file was closed since (close())
             writer.send_headers()  # they go out before the file: the buffer is empty
@@ -54,10 +59,10 @@ class SentFile(payload.Payload):
             await writer.write(memoryview(body)[sent:])
 
 
-def _takes_files(transport: Any) -> bool:
-    """True for a plain TCP connection with an empty write buffer to a peer on another
-    machine (see the module's docstring); TLS encrypts in the process, and bytes not yet
-    sent must go first."""
+def _takes_files(transport: Any, size: int) -> bool:
+    """True for a plain TCP connection with an empty write buffer, to a peer on another
+    machine, or on this one for a body of at most LOOPBACK_FILE_MAX bytes (see the module's
+    docstring); TLS encrypts in the process, and bytes not yet sent must go first."""
     if transport is None or transport.is_closing() or transport.get_write_buffer_size():
         return False
     if transport.get_extra_info("sslcontext") is not None:
@@ -66,7 +71,8 @@ def _takes_files(transport: Any) -> bool:
     if not isinstance(peer, tuple):  # a Unix socket's peer is a path, or empty
         return False
     host = str(peer[0])
-    return not (host.startswith(("127.", "::ffff:127.")) or host == "::1")
+    local = host.startswith(("127.", "::ffff:127.")) or host == "::1"
+    return not local or size <= LOOPBACK_FILE_MAX
 
 
 def _sendfile(transport: Any, fd: int, size: int) -> int:
