@@ -23,7 +23,7 @@ from crawldash.live.state import State
 from crawldash.live.stores.history import HistoryEntry
 
 from .conftest import eventually, until_served, watching
-from .factories import export_body, rows, write_snapshot
+from .factories import export_body, row, rows, write_snapshot
 from .loader_jobs import part_then_die, part_then_reply, part_then_wait
 
 TS = 1_700_000_000
@@ -155,3 +155,30 @@ async def test_every_answer_names_a_new_crawl_from_the_moment_the_status_does(
     gzipped = await client.get("/api/snapshot", headers={"Accept-Encoding": "gzip"})
     assert gzipped.headers["Content-Encoding"] == "gzip"
     assert (await gzipped.json())["total_nodes"] == 60_000
+
+
+def test_the_snapshot_body_is_what_msgspec_encodes_the_crawl_to(tmp_path: Path):
+    import msgspec
+
+    from crawldash.models import ApiSnapshot
+
+    onion = "a" * 56 + ".onion"
+    crawl = [
+        row("203.0.113.5"),
+        row("2001:DB8::1", 18333, agent='/Sa"to\\shi\u2603:27.0.0/\n'),
+        row(onion.upper(), tor=True),
+        row("b" * 52 + ".b32.i2p", 0 + 1, tor=True),
+        row("203.0.113.5", height=1),  # the later row of an address wins
+    ]
+    path = write_snapshot(tmp_path, TS, export_body(crawl))
+    snapshot, version = read_snapshot(path, Rules(10**6))
+    served, _ = in_two(snapshot, version)
+    assert served is not None
+    api = ApiSnapshot(TS, len(snapshot.nodes), snapshot.latest_height, snapshot.nodes)
+    assert served.identity.body == msgspec.json.encode(api)
+    assert list(json.loads(served.identity.body)["nodes"]) == [
+        "203.0.113.5:8333",
+        "[2001:db8::1]:18333",
+        f"{onion}:8333",
+        "b" * 52 + ".b32.i2p:1",
+    ]
