@@ -7,7 +7,7 @@ loaded are counted, the presence's bits for it set but not published), and then,
 step on the event loop, the state serves it (``State.switch_to``): the snapshot, the
 status, the history, the presence, every answer built from them, and the event stream all
 change together, and so does the evidence of the crawl paired with it (``/api/check``'s
-reason), found before the step. Each node's changes since the crawl before
+reason), read while the crawl loads. Each node's changes since the crawl before
 (``/api/profile``) are found in a thread from the moment the half holding its catalog
 comes, and taken in after the step (a profile asked for meanwhile waits for them). What
 follows the crawl comes with the reply (its codings, each made on request meanwhile:
@@ -61,11 +61,15 @@ class Switch:
         self._halves: dict[FileVersion, list[Half]] = {}  # of the crawl being loaded
         self._loading = 0  # the timestamp of the crawl being loaded
         self._compared: asyncio.Future[_Found] | None = None  # its profile changes
+        self._evidence: asyncio.Future[Evidence] | None = None  # of the crawl paired with it
 
     def begin(self, listing: Listing, timestamp: int) -> None:
         """A load of a new crawl begins: of the file ``listing`` names for ``timestamp``."""
         self._switching, self._listing, self._started = None, listing, time.perf_counter()
         self._halves, self._loading, self._compared = {}, timestamp, None
+        # Read while the crawl loads, not on the way from its load to its switch: bitnodes
+        # writes the crawl paired with an export before the export.
+        self._evidence = self._read_evidence(timestamp)
 
     def on_part(self, part: object) -> None:
         """On the event loop: the loader sent the crawl ahead of what follows it, whole or
@@ -104,6 +108,16 @@ class Switch:
             self.state.take_later(await asyncio.to_thread(_made, served))
         return True
 
+    def _read_evidence(self, timestamp: int) -> asyncio.Future[Evidence] | None:
+        """The evidence of the crawl paired with the export ``timestamp``, being read (in a
+        thread); None without a pairing."""
+        if self.pairing is None:
+            return None
+        reading = asyncio.ensure_future(self.pairing.evidence_for(timestamp))
+        # A load that fails never awaits it: what it raised is not left unretrieved.
+        reading.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return reading
+
     def _compare(self, after: PreparedSnapshot | Half) -> asyncio.Future[_Found]:
         """Each node's changes from the crawl served now to ``after`` (found in a thread),
         from the half of a new crawl that holds its catalog and rows, as soon as it is in."""
@@ -128,9 +142,9 @@ class Switch:
             self.changed()
         profiles = self.state.profiles
         compared = self._compared or self._compare(served)
-        evidence = Evidence()
-        if self.pairing is not None:
-            evidence = await self.pairing.evidence_for(served.timestamp)
+        early = self._evidence if served.timestamp == self._loading else None
+        found = early or self._read_evidence(served.timestamp)
+        evidence = Evidence() if found is None else await found
         entry = HistoryEntry(
             served.timestamp,
             served.total_nodes,
