@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from crawldash.app import NETWORKS
@@ -21,6 +22,7 @@ from crawldash.live.snapshot.making import in_two
 from crawldash.live.snapshot.prepared import PreparedSnapshot, read_snapshot
 from crawldash.live.state import State
 from crawldash.live.stores.history import HistoryEntry
+from crawldash.models import ApiSnapshot
 
 from .conftest import eventually, until_served, watching
 from .factories import export_body, row, rows, write_snapshot
@@ -158,16 +160,12 @@ async def test_every_answer_names_a_new_crawl_from_the_moment_the_status_does(
 
 
 def test_the_snapshot_body_is_what_msgspec_encodes_the_crawl_to(tmp_path: Path):
-    import msgspec
-
-    from crawldash.models import ApiSnapshot
-
     onion = "a" * 56 + ".onion"
     crawl = [
         row("203.0.113.5"),
         row("2001:DB8::1", 18333, agent='/Sa"to\\shi\u2603:27.0.0/\n'),
         row(onion.upper(), tor=True),
-        row("b" * 52 + ".b32.i2p", 0 + 1, tor=True),
+        row("b" * 52 + ".b32.i2p", 1, tor=True),
         row("203.0.113.5", height=1),  # the later row of an address wins
     ]
     path = write_snapshot(tmp_path, TS, export_body(crawl))
@@ -176,7 +174,9 @@ def test_the_snapshot_body_is_what_msgspec_encodes_the_crawl_to(tmp_path: Path):
     assert served is not None
     api = ApiSnapshot(TS, len(snapshot.nodes), snapshot.latest_height, snapshot.nodes)
     assert served.identity.body == msgspec.json.encode(api)
-    assert list(json.loads(served.identity.body)["nodes"]) == [
+    nodes = json.loads(served.identity.body)["nodes"]
+    assert nodes["203.0.113.5:8333"][4] == 1  # the height of the later row
+    assert list(nodes) == [
         "203.0.113.5:8333",
         "[2001:db8::1]:18333",
         f"{onion}:8333",
