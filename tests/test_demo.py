@@ -26,6 +26,8 @@ from crawldash.settings.serve import Settings
 from .helpers import answer, get
 from .process import PATIENCE, free_port, wait_until
 
+DEMO_PATIENCE = 480.0  # seconds: the demo writes a week of crawls before it serves them
+
 END = 1_795_400_400
 
 
@@ -166,17 +168,25 @@ def test_demo_writes_what_the_bridge_and_a_second_network_give(tmp_path: Path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(DEMO_PATIENCE + 2 * PATIENCE)
 def test_make_demo_answers_with_the_map_propagation_and_both_networks(tmp_path: Path):
     """``make demo``'s command, at its default size (15,000 nodes, a week of crawls), writes
     its folders and serves the map, propagation and both networks. How long that takes is
-    the machine's: a bound here would fail on a busy one (make test-busy)."""
+    the machine's: a bound here would fail on a busy one (make test-busy), so the test waits
+    long, and fails at once if the demo ends."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "crawldash", "demo", "--dir", str(tmp_path), "--port"]
     demo = subprocess.Popen([*command, str(port)], stderr=subprocess.PIPE, text=True)
+
+    def served(url: str) -> object:
+        if demo.poll() is not None:
+            pytest.fail(f"the demo ended with status {demo.returncode}")
+        return get(url)
+
     try:
         for path in ("/api/map", "/api/v1/inv/", "/n/testnet4/api/map"):
-            wait_until(partial(get, base + path))
+            wait_until(partial(served, base + path), within=DEMO_PATIENCE)
         mapped = get(base + "/api/map")
         # "Check now" works: the demo lists its own peer, and the live check reaches it.
         found = get(base + f"/api/nodes?q={PEER_HOST}&limit=1")

@@ -20,6 +20,7 @@ from crawldash.crawl.files import LoadError
 from crawldash.live.loader.client import LOADER_NICENESS, LoaderClient
 from crawldash.live.loader.priority import SLICE_NS
 from crawldash.live.loader.replies import LARGE, packed, unpacked
+from crawldash.live.refreshing import rejections
 
 from .conftest import Client, eventually, served_timestamp, until_served, watching
 from .factories import export_body, rows, write_snapshot, write_status
@@ -51,7 +52,10 @@ async def test_new_snapshot_is_served_within_a_second(serve, data_dir):
     assert [p["reachable"] for p in history] == [5, 7]
 
 
-async def test_half_written_file_is_never_served(serve, data_dir, caplog):
+async def test_half_written_file_is_never_served(serve, data_dir, caplog, monkeypatch):
+    # The half stays fresh however slow the machine: a file unchanged for SETTLE_SECONDS
+    # counts as written, and its rejection is logged (as test_isolation.py's are).
+    monkeypatch.setattr(rejections, "SETTLE_SECONDS", 3600.0)
     write_snapshot(data_dir, TS, export_body(rows(5)))
     client = await serve()
     refresher = client.app[NETWORKS][0].refresher
