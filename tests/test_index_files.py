@@ -13,10 +13,11 @@ import msgspec
 import pytest
 
 from crawldash.app import NETWORKS, create_app
-from crawldash.live.stores.history import HISTORY_FORMAT, Folder, HistoryEntry, decode_history
+from crawldash.live.stores.history import HistoryEntry
 from crawldash.live.stores.index_codec import encode_presence
 from crawldash.live.stores.index_files import HistoryStore, PresenceStore
 from crawldash.live.stores.presence import Presence
+from crawldash.live.stores.saved_history import HISTORY_FORMAT, Folder, decode_history
 from crawldash.settings.serve import Settings
 
 from .conftest import Client, ClientFactory, eventually

@@ -17,15 +17,14 @@ from crawldash.crawl.count import count_nodes
 from crawldash.crawl.decode import decode_snapshot
 from crawldash.demo.showcase import write_demo
 from crawldash.live.answers import trends
-from crawldash.live.stores.history import (
+from crawldash.live.stores.history import HistoryEntry, Kept
+from crawldash.live.stores.index_files import HistoryStore
+from crawldash.live.stores.saved_history import (
     HISTORY_FORMAT,
-    HistoryEntry,
-    Kept,
     Unusable,
     decode_kept,
     encode_history,
 )
-from crawldash.live.stores.index_files import HistoryStore
 from crawldash.live.stores.tallies import KEPT, KEYS, Values, counts_of
 from crawldash.settings.serve import Settings
 

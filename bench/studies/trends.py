@@ -23,7 +23,8 @@ from crawldash.crawl.address import NETWORKS
 from crawldash.crawl.breakdown import Value, tally
 from crawldash.demo.fake_crawler import generate_crawls, tip_height
 from crawldash.live.answers.trends import Trends
-from crawldash.live.stores.history import History, HistoryEntry, decode_kept, encode_history
+from crawldash.live.stores.history import History, HistoryEntry
+from crawldash.live.stores.saved_history import decode_kept, encode_history
 from crawldash.live.stores.tallies import KEYS, Values
 from crawldash.models import ExportRow
 

@@ -17,3 +17,9 @@ def test_write_atomically_leaves_the_file_readable_and_no_temporary(tmp_path: Pa
     umask = os.umask(0)
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_write_atomically_writes_its_parts_in_order(tmp_path: Path):
+    path = tmp_path / "out.json"
+    write_atomically(path, b'{"a":', bytearray(b"[1,2]"), b"}")
+    assert path.read_bytes() == b'{"a":[1,2]}'

@@ -37,6 +37,7 @@ from ..loader.new_crawl import load_new_crawl
 from ..state import State
 from ..stores.index_codec import encode_presence_in_slices
 from ..stores.index_files import HistoryStore, IndexSaver, PresenceStore
+from ..stores.saved_history import encode_entries_in_slices
 from .counting import READ_AHEAD, Counting
 from .pairing import Pairing
 from .reading import Reader
@@ -86,7 +87,8 @@ class Refresher:
         self.clock = clock
         self.rejected = Rejections(clock)
         self.store = store
-        self.saver = IndexSaver(store, state.history.kept, clock, INDEX_SAVE_EVERY)
+        kept = lambda: encode_entries_in_slices(state.history.kept())  # noqa: E731
+        self.saver = IndexSaver(store, kept, clock, INDEX_SAVE_EVERY)
         self.presence_store = presence_store
         encoded = lambda: encode_presence_in_slices(state.presence)  # noqa: E731  (restoring replaces it)
         self.presence_saver = IndexSaver(presence_store, encoded, clock, INDEX_SAVE_EVERY)

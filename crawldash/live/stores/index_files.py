@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from ...crawl.atomic import write_atomically
-from .history import Folder, HistoryEntry, Kept, decode_kept, encode_history
+from .history import HistoryEntry, Kept
 from .index_codec import decode_presence
 from .index_paths import HISTORY_NAME, PRESENCE_NAME, adopt_orphan, index_path
 from .presence import Presence
+from .saved_history import EncodedKept, Folder, decode_kept, encode_history, history_parts
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF = 60.0
@@ -94,10 +95,14 @@ class HistoryStore:
                 self.save(kept)
         return kept
 
-    def save(self, entries: list[HistoryEntry] | Kept) -> None:
+    def save(self, entries: list[HistoryEntry] | Kept | EncodedKept) -> None:
         """Replace the index with ``entries`` (and the values their counts name, if
         given); OSError if it cannot be written."""
-        write_atomically(self.path, encode_history(entries, self._current_folder()))
+        folder = self._current_folder()
+        if isinstance(entries, EncodedKept):
+            write_atomically(self.path, *history_parts(entries, folder))
+        else:
+            write_atomically(self.path, encode_history(entries, folder))
 
     def _current_folder(self) -> Folder | None:
         if self.data_dir is not None:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ...crawl.files import snapshot_timestamp
-from .history import Folder, Unusable, decode_history
+from .saved_history import Folder, Unusable, decode_history
 
 log = logging.getLogger(__name__)
 HISTORY_NAME, PRESENCE_NAME = "history.json", "presence.msgpack"

@@ -1,24 +1,12 @@
-"""live/stores/history.py: the bounded history of crawls, its answers and its index file
-in each format this version reads."""
+"""live/stores/history.py: the bounded history of crawls and its answers."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from crawldash.live.stores.history import (
-    Folder,
-    History,
-    HistoryEntry,
-    Kept,
-    Unusable,
-    decode_history,
-    decode_kept,
-    encode_history,
-)
-from crawldash.live.stores.tallies import Values
+from crawldash.live.stores.history import History, HistoryEntry
 
 
 def filled(capacity: int, *timestamps: int) -> History:
@@ -68,42 +56,3 @@ def test_the_median_interval_takes_the_lower_middle():
 def test_an_entry_with_the_wrong_number_of_networks_is_refused():
     with pytest.raises(ValueError, match="3 network counts"):
         HistoryEntry(1, 1, networks=(1, 2, 3))
-
-
-def test_the_index_round_trips_with_its_folder_and_values(tmp_path: Path):
-    values = Values()
-    counts = values.pack({"country": [("RU", 2)]})
-    entries = [HistoryEntry(100, 2, 10, 20, (2, 0, 0, 0, 0), 900, counts)]
-    folder = Folder.of(tmp_path)
-    assert folder is not None
-    data = encode_history(Kept(entries, values.copy()), folder)
-    assert decode_kept(data) == (folder, Kept(entries, values.copy()))
-    assert folder.same_folder(Folder.of(tmp_path))
-    assert Folder.of(tmp_path / "missing") is None
-
-
-def test_formats_one_and_two_are_still_read():
-    assert decode_history(b"[[100, 2]]") == (None, [HistoryEntry(100, 2)])
-    two = b'{"format": 2, "folder": null, "entries": [[100, 2, 1, 1]]}'
-    assert decode_history(two) == (None, [HistoryEntry(100, 2, 1, 1)])
-
-
-@pytest.mark.parametrize(
-    ("data", "reason"),
-    [
-        (b'{"format": 9, "entries": []}', "unknown format version 9"),
-        (b'{"format": 3, "folder": null, "entries": []}', "without its values"),
-        (b'{"format": 2}', "without its folder or entries"),
-        (b"[[1, 2, 3, 4, [1]]]", "network counts"),
-        (b"not json", "JSON"),
-        (
-            b'{"format": 3, "folder": null, "values": [[], [], [], [], [], []], '
-            b'"entries": [[1, 1, 0, 0, null, null, "SAQAAQAAAAAAAAAAAAAAAAAAAAAAAA=="]]}',
-            "counts by value unusable",
-        ),
-    ],
-    ids=["unknown-format", "no-values", "no-entries", "bad-entry", "not-json", "bad-counts"],
-)
-def test_an_unusable_index_says_why(data: bytes, reason: str):
-    with pytest.raises(Unusable, match=reason):
-        decode_kept(data)

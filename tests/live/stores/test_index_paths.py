@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from crawldash.live.stores.history import Folder, HistoryEntry, decode_history, encode_history
+from crawldash.live.stores.history import HistoryEntry
 from crawldash.live.stores.index_paths import (
     HISTORY_NAME,
     PRESENCE_NAME,
     adopt_orphan,
     index_path,
 )
+from crawldash.live.stores.saved_history import Folder, decode_history, encode_history
 
 
 def test_each_folder_has_its_own_index_names(tmp_path: Path):
