@@ -1,6 +1,9 @@
 """Which crawl each endpoint answers about, asked of all of them at once: from the moment
 a crawl is written, each endpoint is asked again and again (one connection each, a pause
 between two asks), until it names the crawl; when it first did is that endpoint's switch.
+As soon as one endpoint names it, every other is asked at once, its pause cut short, as a
+client that polls several endpoints asks the rest once one shows a new crawl: the spread
+of the first answers about it is then the server's, not the phases of the pauses.
 
 Bodies with a validator are asked for with ``If-None-Match``: until the crawl changes the
 answer is a 304 without a body, so that the asking costs the server little and the run
@@ -10,6 +13,7 @@ stays near quiet. A large body is read only as far as the field that names its c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import statistics
 import time
@@ -135,15 +139,22 @@ class Switches:
 
 
 async def _named(
-    session: aiohttp.ClientSession, base: str, endpoint: Endpoint, timestamp: int, until: float
+    session: aiohttp.ClientSession,
+    base: str,
+    endpoint: Endpoint,
+    timestamp: int,
+    until: float,
+    seen: asyncio.Event,
 ) -> tuple[float | None, float]:
     """When ``endpoint`` first named ``timestamp`` (time.monotonic()), asked until then,
-    and when the last ask answered about an older crawl was sent (0.0: none was)."""
+    and when the last ask answered about an older crawl was sent (0.0: none was). ``seen``
+    is set once any endpoint named it: a pause then ends at once."""
     etag: str | None = None
     headers = {"Accept-Encoding": "gzip"}
     older = 0.0
     while time.monotonic() < until:
         asked = dict(headers, **({"If-None-Match": etag} if etag else {}))
+        sighted = seen.is_set()
         sent = time.monotonic()
         async with session.get(base + endpoint.path, headers=asked) as response:
             if response.status == 304:
@@ -160,10 +171,15 @@ async def _named(
             if response.status == 200:
                 etag = response.headers.get("ETag")
         if named is not None and named >= timestamp:
+            seen.set()
             return received, older
         if response.status == 304 or named is not None:  # a 304 is about the crawl its
             older = sent  # ETag was: an older one
-        await asyncio.sleep(PAUSE)
+        if sighted:  # this ask was after the sighting: the pause as before
+            await asyncio.sleep(PAUSE)
+        elif not seen.is_set():  # else it came during this ask: asked again at once
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(seen.wait(), PAUSE)
     return None, older
 
 
@@ -172,9 +188,10 @@ async def _switches(
 ) -> Switches:
     until = written + within
     connector = aiohttp.TCPConnector(limit=0, force_close=False)
+    seen = asyncio.Event()
     async with aiohttp.ClientSession(connector=connector, auto_decompress=True) as session:
         found = await asyncio.gather(
-            *(_named(session, base, e, timestamp, until) for e in endpoints)
+            *(_named(session, base, e, timestamp, until, seen) for e in endpoints)
         )
     return Switches(
         {

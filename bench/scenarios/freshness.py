@@ -126,8 +126,8 @@ def switch_rows(
                 Unit.MS,
                 1,
                 limits=(GAP_LIMIT, None) if ours else (),
-                details=f"each endpoint asked every {PAUSE * 1000:.0f} ms (bench.polling.PAUSE): "
-                "a gap this small is within the asking's own resolution; the CSV, made after, "
+                details=f"each endpoint asked every {PAUSE * 1000:.0f} ms (bench.polling.PAUSE), "
+                "and every other at once when one names the crawl; the CSV, made after, "
                 "left out",
             )
         )
@@ -142,7 +142,7 @@ def switch_rows(
                 1,
                 details="how long after one endpoint had named the crawl another was still "
                 "asked and answered about an older one (0: every endpoint may have switched "
-                "at one moment); the gap above is this plus the asking's resolution",
+                "at one moment); the gap above adds how long the asks made at once took",
             )
         )
     return rows
