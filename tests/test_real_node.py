@@ -12,7 +12,9 @@ import fcntl
 import json
 import os
 import platform
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -196,10 +198,42 @@ async def test_a_success_answers_what_the_node_says_of_itself(serve: Serve, node
     assert "detail" not in body
 
 
-async def test_its_rpc_port_is_not_bitcoin(serve: Serve, node: Node):
-    body = await check(await checker(serve, REGTEST), node.rpc_port)
+@pytest.fixture
+def web_server(tmp_path: Path) -> Iterator[int]:
+    """A real nginx on loopback; its port."""
+    if shutil.which("nginx") is None:
+        pytest.skip("nginx (Debian nginx) missing")
+    port = free_port()
+    (tmp_path / "nginx.conf").write_text(
+        f"error_log {tmp_path}/error.log;\npid {tmp_path}/nginx.pid;\ndaemon off;\n"
+        f"events {{}}\nhttp {{ access_log off; client_body_temp_path {tmp_path}/body; "
+        f'server {{ listen 127.0.0.1:{port}; return 200 "ok"; }} }}\n'
+    )
+    nginx = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")])
+    try:
+        wait_until(lambda: listening(port))
+        yield port
+    finally:
+        nginx.terminate()
+        nginx.wait(10)
+
+
+async def test_a_web_servers_port_is_not_bitcoin(serve: Serve, web_server: int):
+    """A port that speaks another protocol: nginx answers the version message with HTTP's
+    400 at once. (The node's own RPC port is no such test: its HTTP server waits for a
+    newline, which the message holds only when its time, nonce or checksum happen to, and
+    says nothing until then: a timeout, as a rule.)"""
+    body = await check(await checker(serve, REGTEST), web_server)
     assert (body["success"], body["reason"]) == (False, "not_bitcoin")
     assert "not a Bitcoin handshake" in body["detail"]
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
 
 
 async def test_a_node_that_does_not_answer_times_out(serve: Serve, node: Node):
