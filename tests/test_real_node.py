@@ -211,7 +211,7 @@ def web_server(tmp_path: Path) -> Iterator[int]:
     )
     nginx = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")])
     try:
-        wait_until(lambda: listening(port))
+        wait_until(lambda: accepts(port))
         yield port
     finally:
         nginx.terminate()
@@ -228,7 +228,7 @@ async def test_a_web_servers_port_is_not_bitcoin(serve: Serve, web_server: int):
     assert "not a Bitcoin handshake" in body["detail"]
 
 
-def listening(port: int) -> bool:
+def accepts(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
     except OSError:

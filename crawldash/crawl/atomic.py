@@ -11,17 +11,17 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomically(path: Path, data: bytes, *more: bytes | bytearray) -> None:
-    """Write ``data`` (and ``more`` after it, part by part) to a temporary file beside
-    ``path``, flush it to disk, then rename it over. The file gets the mode an ordinary
-    ``open()`` gives under this process's umask (0644 under the usual 022), not the
-    temporary file's 0600: other users read it."""
+def write_atomically(path: Path, *parts: bytes | bytearray) -> None:
+    """Write ``parts``, one after another, to a temporary file beside ``path``, flush it
+    to disk, then rename it over. The file gets the mode an ordinary ``open()`` gives under
+    this process's umask (0644 under the usual 022), not the temporary file's 0600: other
+    users read it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
-            for part in (data, *more):
+            for part in parts:
                 handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())

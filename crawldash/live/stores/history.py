@@ -195,6 +195,3 @@ def _point_by_network(entry: HistoryEntry) -> HistoryPoint | NetworkPoint:
         return _point(entry)
     networks = NetworkCounts(*entry.networks)
     return NetworkPoint(entry.timestamp, entry.reachable, networks)
-
-
-# The history index's format. 1: a bare JSON array of entries (read, never written again);

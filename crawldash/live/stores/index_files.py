@@ -24,7 +24,7 @@ from .history import HistoryEntry, Kept
 from .index_codec import decode_presence
 from .index_paths import HISTORY_NAME, PRESENCE_NAME, adopt_orphan, index_path
 from .presence import Presence
-from .saved_history import EncodedKept, Folder, decode_kept, encode_history, history_parts
+from .saved_history import EncodedKept, Folder, decode_kept, history_parts
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF = 60.0
@@ -98,11 +98,7 @@ class HistoryStore:
     def save(self, entries: list[HistoryEntry] | Kept | EncodedKept) -> None:
         """Replace the index with ``entries`` (and the values their counts name, if
         given); OSError if it cannot be written."""
-        folder = self._current_folder()
-        if isinstance(entries, EncodedKept):
-            write_atomically(self.path, *history_parts(entries, folder))
-        else:
-            write_atomically(self.path, encode_history(entries, folder))
+        write_atomically(self.path, *history_parts(entries, self._current_folder()))
 
     def _current_folder(self) -> Folder | None:
         if self.data_dir is not None:

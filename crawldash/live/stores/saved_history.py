@@ -16,6 +16,7 @@ from .tallies import Values
 ENCODE_SLICE = 256  # index entries encoded between two yields to the event loop
 _encoder = msgspec.json.Encoder()
 
+# The history index's format. 1: a bare JSON array of entries (read, never written again);
 # 2: an object with the format, the data folder and the entries (read, never written
 # again); 3: the same with the values that the entries' counts name.
 HISTORY_FORMAT = 3
@@ -78,22 +79,22 @@ _values_decoder = msgspec.json.Decoder(list[list[str]])
 _entries_decoder = msgspec.json.Decoder(list[HistoryEntry])
 
 
-def encode_history(
-    entries: list[HistoryEntry] | Kept | EncodedKept, folder: Folder | None
-) -> bytes:
+def encode_history(entries: list[HistoryEntry] | Kept, folder: Folder | None) -> bytes:
     """An index file's bytes: ``entries`` alone name no values (none may hold counts)."""
-    if isinstance(entries, EncodedKept):
-        return b"".join(history_parts(entries, folder))
     kept = entries if isinstance(entries, Kept) else Kept(entries, Values().copy())
     return _encoder.encode(_HistoryFile(HISTORY_FORMAT, folder, kept.values, kept.entries))
 
 
-def history_parts(kept: EncodedKept, folder: Folder | None) -> tuple[bytes, bytearray, bytes]:
-    """An index file's bytes in three parts, the entries already encoded between the
-    other two: written part by part, a long history's entries are not copied again."""
-    head = _encoder.encode(_HistoryFile(HISTORY_FORMAT, folder, kept.values, []))
+def history_parts(
+    entries: list[HistoryEntry] | Kept | EncodedKept, folder: Folder | None
+) -> tuple[bytes | bytearray, ...]:
+    """An index file's bytes, in parts to write one after another: entries already encoded
+    go between the file's head and tail, so that a long history's are not copied again."""
+    if not isinstance(entries, EncodedKept):
+        return (encode_history(entries, folder),)
+    head = _encoder.encode(_HistoryFile(HISTORY_FORMAT, folder, entries.values, []))
     cut = len(head) - len(b"[]}")  # the entries are the file's last field
-    return head[:cut], kept.entries, head[cut + len(b"[]") :]
+    return head[:cut], entries.entries, head[cut + len(b"[]") :]
 
 
 def decode_history(data: bytes) -> tuple[Folder | None, list[HistoryEntry]]:

@@ -18,6 +18,7 @@ from crawldash.live.stores.saved_history import (
     decode_kept,
     encode_entries_in_slices,
     encode_history,
+    history_parts,
 )
 from crawldash.live.stores.tallies import Values
 
@@ -59,7 +60,7 @@ async def test_entries_encoded_in_slices_make_the_same_file_and_let_the_loop_run
     between = turns - before
     running.cancel()
     assert between >= count // ENCODE_SLICE  # a turn of the other task after each slice
-    assert encode_history(encoded, folder) == encode_history(kept, folder)
+    assert b"".join(history_parts(encoded, folder)) == encode_history(kept, folder)
     store = HistoryStore(tmp_path / "index.json", tmp_path)
     store.save(encoded)
     assert store.load_kept() == kept
