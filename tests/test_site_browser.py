@@ -22,7 +22,7 @@ from crawldash.crawl.propagation import read_latency
 
 from .factories import write_snapshot
 from .helpers import get
-from .process import free_port, serving, wait_until
+from .process import PATIENCE, free_port, serving, wait_until
 from .test_browser import CHROMIUM, FLAGS
 from .test_map_browser import unreadable
 from .test_node_page import Seen
@@ -115,9 +115,15 @@ def keeps_the_rules(page: Any, seen: Seen, base: str) -> None:
 def loaded(page: Any) -> None:
     from playwright.sync_api import expect
 
-    expect(page.locator("#map")).to_have_attribute("data-groups", re.compile(r"^\d+$"))
-    expect(page.locator("#trend-chart")).to_have_attribute("data-points", re.compile(r"^\d+$"))
-    expect(page.locator("#times-chart")).to_have_attribute("data-blocks", re.compile(r"^\d+$"))
+    # A busy machine draws the page slowly: expect's default of 5 s is not a bound here.
+    for chart, drawn in (
+        ("#map", "groups"),
+        ("#trend-chart", "points"),
+        ("#times-chart", "blocks"),
+    ):
+        expect(page.locator(chart)).to_have_attribute(
+            f"data-{drawn}", re.compile(r"^\d+$"), timeout=PATIENCE * 1000
+        )
 
 
 @pytest.mark.parametrize(("width", "scheme"), VIEWS, ids=IDS)
