@@ -77,7 +77,9 @@ def test_a_watched_crawl_is_kept_complete_with_its_attempts(redis_port: int, tmp
 def test_a_crawl_joined_midway_or_without_a_final_scan_is_not_complete(
     redis_port: int,  # noqa: F811
     tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ):
+    caplog.set_level("INFO", logger="crawldash.bridge.attempts")
     client = redis.Redis(port=redis_port)
     collector = AttemptsCollector(client, tmp_path, max_age_days=60)
     crawl(client, ["203.0.113.3-8333"], [])
@@ -100,6 +102,12 @@ def test_a_crawl_joined_midway_or_without_a_final_scan_is_not_complete(
     assert (first.complete, second.complete) == (False, False)
     assert first.tried == {"203.0.113.3:8333"}
     assert second.tried == {"203.0.113.5:8333"}  # the early scan's, kept all the same
+    followed = [r.getMessage() for r in caplog.records if "following" in r.getMessage()]
+    assert followed == [
+        f"following the crawl after {FIRST_END}: joined under way, to be kept as incomplete",
+        f"following the crawl after {CRAWL_END}: from its start",
+        f"following the crawl after {CRAWL_END + 600}: from its start",
+    ]
 
 
 def test_many_crawls_are_kept_as_differences_and_read_back_exactly(

@@ -20,7 +20,7 @@ from .factories import export_body, row, write_snapshot
 from .helpers import bridge_command
 from .process import serving, shared_folder, wait_until
 from .test_beside_bitnodes import BITNODES, CRAWLDASH, EXPORT, as_user, unit_environment
-from .test_bridge import REDIS, read, redis_port  # noqa: F401  (a fixture)
+from .test_bridge import REDIS, redis_port  # noqa: F401  (a fixture)
 
 pytestmark = [
     pytest.mark.slow,
@@ -104,7 +104,9 @@ def test_every_reason_through_the_units_as_two_users(redis_port: int):  # noqa: 
     reading = threading.Thread(target=lambda: said.extend(bridge.stderr or ()), daemon=True)
     reading.start()
     try:
-        wait_until(lambda: read(Path(bridge_env["CRAWLDASH_STATUS_OUT"])) is not None)
+        # the attempts collector runs on a thread of its own: the crawl must start after it
+        # has looked, or the bridge rightly keeps it as joined under way (not complete)
+        wait_until(lambda: any("following the crawl after" in line for line in said))
         crawl_as_bitnodes(client, [UP, HELD_NOT, FAILED], [UP, HELD_NOT])
         wait_until(lambda: any("every attempt seen" in line for line in said))
         end_crawl_as_bitnodes(client, folders["crawl"], [UP, HELD_NOT])

@@ -89,6 +89,11 @@ class AttemptsCollector:
             watched = self._last_end is not None or not self._running()
             self._gathering = Gathering(watched_start=watched)
             self._last_end = end
+            log.info(
+                "following the crawl after %s: %s",
+                end if end is not None else "none (no elapsed entry)",
+                "from its start" if watched else "joined under way, to be kept as incomplete",
+            )
             return
         gathering = self._gathering
         if gathering is None or gathering.final or not self._running():
