@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
 from bitcoin.messages import MsgSerializable, msg_verack, msg_version
+
+from .process import free_port
 
 MAINNET = bytes.fromhex("f9beb4d9")
 TESTNET3 = bytes.fromhex("0b110907")
@@ -144,10 +145,8 @@ async def silent(peer: Peer, reader: asyncio.StreamReader, writer: asyncio.Strea
 
 
 def closed_port() -> int:
-    """A loopback port nothing listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port nothing listens on (nor will: no other test is given it)."""
+    return free_port()
 
 
 @contextlib.asynccontextmanager

@@ -63,10 +63,34 @@ def served_whole(base: str, timestamp: int) -> bool:
     return bool(points) and points[-1]["timestamp"] == timestamp
 
 
+# Ports for the servers tests start, below the kernel's ephemeral range (32768 and up
+# here): the kernel's port 0 hands out the ports outgoing connections take too, so a port
+# found free that way could be another process's by the time a server binds it, and a test
+# then talks to a server not its own. Each xdist worker draws from a band of its own, in
+# turn, so no two workers, and no two tests of one worker, are given the same port.
+PORTS_FROM, BAND, BANDS = 10_000, 700, 32
+_drawn = 0
+
+
+def _band() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...; none when serial
+    return int(worker[2:]) % (BANDS - 1) if worker.startswith("gw") else BANDS - 1
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port that no other test of this run is given, free as it is drawn."""
+    global _drawn
+    first = PORTS_FROM + _band() * BAND
+    for _ in range(BAND):
+        port = first + (os.getpid() + _drawn) % BAND  # the pid: runs after runs differ
+        _drawn += 1
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use, or lingering from an earlier run
+            return port
+    raise RuntimeError(f"no free port in {first}..{first + BAND - 1}")
 
 
 @contextmanager
