@@ -53,11 +53,10 @@ def watching(base: str) -> bool:
 
 
 def served_whole(base: str, timestamp: int) -> bool:
-    """True once the server at ``base`` serves the crawl ``timestamp`` whole: its history
-    has the crawl's point, which comes with every answer but the plain snapshot and the
-    status (those are served a moment earlier, ahead of the rest). The same refresh takes
-    the crawl's presence, profile changes and check evidence in a moment after the point:
-    a test of those waits for them too (test_node_page.compared)."""
+    """True once the server at ``base`` serves the crawl ``timestamp``: its history has
+    the crawl's point, which comes at the same moment as every other answer about it. Each
+    node's profile changes are taken in a moment after: a test of those waits for them too
+    (test_node_page.compared)."""
     with urllib.request.urlopen(f"{base}/api/history?limit=1", timeout=5) as response:
         points = json.loads(response.read())
     return bool(points) and points[-1]["timestamp"] == timestamp
