@@ -48,6 +48,14 @@ def answer(url: str, data: bytes | None = None) -> tuple[int, Any]:
             return error.code, json.load(error)
 
 
+def error_of(url: str) -> dict[str, Any]:
+    """The ``error`` object of an answer that must be an error."""
+    status, body = answer(url)
+    assert status >= 400, status
+    error: dict[str, Any] = body["error"]
+    return error
+
+
 def fetch(url: str) -> tuple[int, dict[str, str], bytes]:
     """The status, headers and body of an answer, an error's as well."""
     try:

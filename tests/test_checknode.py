@@ -12,7 +12,7 @@ import stat
 import threading
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ from crawldash.settings.addresses import cidrs
 
 from .bitcoin_peers import (
     TESTNET3,
-    Behaviour,
     Peer,
     bitcoin_node,
     closed_port,
@@ -31,10 +30,10 @@ from .bitcoin_peers import (
     listening,
     silent,
 )
-from .conftest import Client, Serve, eventually
+from .chromium import CHROMIUM, FLAGS
+from .conftest import Client, Serve
 from .factories import export_body, rows, write_snapshot
 from .process import serving
-from .test_browser import CHROMIUM, FLAGS
 from .test_error_contract import assert_error_shape
 
 ROUTE = "/api/v1/checknode/"
@@ -232,154 +231,6 @@ async def test_only_the_ranges_of_live_check_only_are_ever_connected_to(serve: S
     assert 'crawldash_live_check_refusals_total{cause="not_allowed",network="main"} 4.0' in metrics
 
 
-async def test_a_repeat_within_a_minute_is_answered_from_the_first_check(serve: Serve):
-    client = await live(serve)
-    async with listening(bitcoin_node(delay=0.2)) as peer:
-        first, second = await asyncio.gather(
-            check(client, "127.0.0.1", peer.port), check(client, "127.0.0.1", peer.port)
-        )
-        third = await check(client, "127.0.0.1", peer.port)
-    bodies = sorted([first[1], second[1], third[1]], key=lambda body: body["cached"])
-    assert [body["cached"] for body in bodies] == [False, True, True]
-    assert {body["checked_at"] for body in bodies} == {bodies[0]["checked_at"]}
-    assert all(body["user_agent"] == "/Satoshi:27.1.0/" for body in bodies)
-    assert peer.connections == 1  # the node saw one connection
-
-
-async def test_a_client_past_its_limit_is_answered_429(serve: Serve):
-    client = await live(serve, live_check_per_client=2)
-    port = closed_port()
-    assert (await check(client, "127.0.0.1", port))[0] == 200
-    assert (await check(client, "127.0.0.2", port))[0] == 200
-    response = await client.post(ROUTE, data={"address": "127.0.0.3", "port": str(port)})
-    assert response.status == 429
-    assert 1 <= int(response.headers["Retry-After"]) <= 60
-    assert_error_shape(await response.json(), 429, "too_many_checks")
-
-
-async def test_the_default_limit_is_ten_a_minute(serve: Serve):
-    client = await live(serve)
-    port = closed_port()
-    statuses = [(await check(client, f"127.0.0.{n}", port))[0] for n in range(1, 12)]
-    assert statuses == [200] * 10 + [429]
-
-
-async def test_x_forwarded_for_is_honoured_only_from_a_trusted_proxy(serve: Serve):
-    port = closed_port()
-
-    async def statuses(client: Client) -> list[int]:
-        found = []
-        for n, forwarded in enumerate(["198.51.100.7", "198.51.100.8", "198.51.100.7"]):
-            headers = {"X-Forwarded-For": f"203.0.113.99, {forwarded}"}
-            found.append((await check(client, f"127.0.0.{n + 1}", port, headers=headers))[0])
-        return found
-
-    trusting = await live(serve, live_check_per_client=1, trusted_proxies=cidrs("127.0.0.1"))
-    assert await statuses(trusting) == [200, 200, 429]  # one limit per forwarded client
-    untrusting = await live(serve, live_check_per_client=1)
-    assert await statuses(untrusting) == [200, 429, 429]  # the header is the client's own
-
-
-async def test_checks_in_flight_are_bounded(serve: Serve):
-    client = await live(serve, live_check_in_flight=1)
-    answer = asyncio.Event()  # the slow node answers once the second check is refused
-    async with listening(held(answer)) as slow, listening(bitcoin_node()) as other:
-        first = asyncio.create_task(check(client, "127.0.0.1", slow.port))
-
-        async def in_flight() -> bool:
-            return slow.connections == 1  # the first check holds the one slot
-
-        try:
-            await eventually(in_flight)
-            response = await client.post(ROUTE, data={"address": "127.0.0.1", "port": other.port})
-        finally:
-            answer.set()
-        assert response.status == 503
-        assert response.headers["Retry-After"]
-        assert_error_shape(await response.json(), 503, "checks_busy")
-        assert (await first)[1]["success"] is True
-    assert other.connections == 0
-
-
-def held(answer: asyncio.Event) -> Behaviour:
-    """A node that says nothing until ``answer`` is set, then answers as a node does."""
-    node = bitcoin_node()
-
-    async def behave(
-        peer: Peer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        await answer.wait()
-        await node(peer, reader, writer)
-
-    return behave
-
-
-async def test_reading_is_capped(serve: Serve):
-    client = await live(serve, live_check_max_bytes=60)  # less than a version message
-    async with listening(bitcoin_node()) as peer:
-        status, body = await check(client, "127.0.0.1", peer.port)
-    assert (status, body["reason"]) == (200, "not_bitcoin")
-
-
-async def test_off_unless_turned_on(serve: Serve):
-    client = await serve()
-    response = await client.post(ROUTE, data={"address": "8.8.8.8", "port": "8333"})
-    assert response.status == 404
-    body = await response.json()
-    assert_error_shape(body, 404, "not_served")
-    assert "--live-check" in body["error"]["message"]
-    listing = await (await client.get("/api/networks")).json()
-    assert listing["networks"][0]["live_check"] is False
-
-
-async def test_the_magic_comes_from_the_data_folder_name(serve: Serve, tmp_path: Path):
-    folder = tmp_path / "export" / "0b110907"
-    folder.mkdir(parents=True)
-    client = await serve(data_dir=folder, live_check=("main",), live_check_allow=LOOPBACK)
-    assert (await (await client.get("/api/networks")).json())["networks"][0]["live_check"]
-    async with listening(bitcoin_node(magic=TESTNET3)) as peer:
-        assert (await check(client, "127.0.0.1", peer.port))[1]["success"] is True
-
-
-async def test_other_methods_are_405_naming_post(serve: Serve):
-    client = await live(serve)
-    for method in ("GET", "PUT", "DELETE"):
-        response = await client.request(method, ROUTE)
-        assert response.status == 405
-        assert response.headers["Allow"] == "POST"
-        assert_error_shape(await response.json(), 405, "method_not_allowed")
-
-
-@pytest.mark.parametrize(
-    ("body", "content_type", "status", "code"),
-    [
-        ("port=8333", None, 400, "missing_address"),
-        ("address=&port=8333", None, 400, "missing_address"),
-        ("address=8.8.8.8", None, 400, "missing_port"),
-        ("address=8.8.8.8&port=0", None, 400, "invalid_port"),
-        ("address=8.8.8.8&port=65536", None, 400, "invalid_port"),
-        ("address=8.8.8.8&port=x", None, 400, "invalid_port"),
-        ("address=8.8.8.8&address=1.1.1.1&port=1", None, 400, "invalid_address"),
-        ("address=%ff&port=1", None, 400, "invalid_address"),
-        ("address=\udcff", None, 400, "invalid_body"),
-        ("[1, 2]", "application/json", 400, "invalid_body"),
-        ("{", "application/json", 400, "invalid_body"),
-        ('{"address": 5, "port": 1}', "application/json", 400, "invalid_address"),
-        ('{"address": "8.8.8.8", "port": 1.5}', "application/json", 400, "invalid_port"),
-        ('{"address": "8.8.8.8", "port": true}', "application/json", 400, "invalid_port"),
-        ("address=" + "1" * 5000, None, 413, "payload_too_large"),
-    ],
-)
-async def test_a_wrong_request_is_a_4xx_in_the_one_shape(serve, body, content_type, status, code):
-    client = await live(serve, live_check_per_client=1000)
-    headers = {"Content-Type": content_type or "application/x-www-form-urlencoded"}
-    response = await client.post(
-        ROUTE, data=body.encode("utf-8", "surrogateescape"), headers=headers
-    )
-    assert response.status == status
-    assert_error_shape(await response.json(), status, code)
-
-
 async def test_a_bitnodes_io_client_works_unchanged(serve: Serve):
     """As the bitcoind emulator and node setups called bitnodes.io: urllib, a form body."""
     client = await live(serve)
@@ -519,23 +370,3 @@ def test_check_now_in_chromium(tmp_path: Path):
         page.wait_for_load_state("networkidle")
         expect(page.locator("#check-now")).to_be_hidden()  # off: no button
         browser.close()
-
-
-async def test_a_body_sent_in_pieces_is_read_whole(serve: Serve):
-    client = await live(serve)
-
-    async def pieces() -> AsyncIterator[bytes]:
-        for piece in (b"addr", b"ess=127.0.0.1&po", b"rt=", str(closed_port()).encode()):
-            yield piece
-            await asyncio.sleep(0.05)
-
-    headers = {"Content-Type": "application/x-www-form-urlencoded"}
-    response = await client.post(ROUTE, data=pieces(), headers=headers)  # chunked
-    assert (response.status, (await response.json())["reason"]) == (200, "refused")
-    too_long = await client.post(ROUTE, data=_repeated(b"x" * 1000, 5), headers=headers)
-    assert_error_shape(await too_long.json(), 413, "payload_too_large")
-
-
-async def _repeated(piece: bytes, times: int) -> AsyncIterator[bytes]:
-    for _ in range(times):
-        yield piece

@@ -3,7 +3,10 @@ real server and real peers on loopback (``--live-check-allow 127.0.0.0/8``): the
 behind a proxy is the rightmost address not a trusted proxy, over every X-Forwarded-For
 line; an IPv6 client is counted by its /64; a request refused as busy costs no quota; one
 client, and one host's ports, hold a bounded share of the slots; a host that answered
-nothing is left alone for the minute; new connections to one host are bounded a minute."""
+nothing is left alone for the minute; new connections to one host are bounded a minute.
+First the plain bounds: a repeat within the minute is answered from the first check, a
+client has ten checks a minute (``--live-check-per-client``), X-Forwarded-For counts from
+a trusted proxy alone, the checks in flight are bounded, and so are the bytes read."""
 
 from __future__ import annotations
 
@@ -18,10 +21,10 @@ from multidict import CIMultiDict
 
 from crawldash.settings.addresses import cidrs
 
-from .bitcoin_peers import bitcoin_node, closed_port, listening, silent
+from .bitcoin_peers import Behaviour, Peer, bitcoin_node, closed_port, listening, silent
 from .conftest import Client, Serve, eventually
 from .netns import in_own_network
-from .test_checknode import LOOPBACK, ON, ROUTE, held
+from .test_checknode import LOOPBACK, ON, ROUTE, check
 from .test_checknode_targets import live_server
 from .test_error_contract import assert_error_shape
 
@@ -30,6 +33,95 @@ PROXY = cidrs("127.0.0.1")  # the tests' requests come from 127.0.0.1: the proxy
 
 async def live(serve: Serve, **options: Any) -> Client:
     return await serve(**{**ON, "live_check_allow": LOOPBACK, **options})
+
+
+async def test_a_repeat_within_a_minute_is_answered_from_the_first_check(serve: Serve):
+    client = await live(serve)
+    async with listening(bitcoin_node(delay=0.2)) as peer:
+        first, second = await asyncio.gather(
+            check(client, "127.0.0.1", peer.port), check(client, "127.0.0.1", peer.port)
+        )
+        third = await check(client, "127.0.0.1", peer.port)
+    bodies = sorted([first[1], second[1], third[1]], key=lambda body: body["cached"])
+    assert [body["cached"] for body in bodies] == [False, True, True]
+    assert {body["checked_at"] for body in bodies} == {bodies[0]["checked_at"]}
+    assert all(body["user_agent"] == "/Satoshi:27.1.0/" for body in bodies)
+    assert peer.connections == 1  # the node saw one connection
+
+
+async def test_a_client_past_its_limit_is_answered_429(serve: Serve):
+    client = await live(serve, live_check_per_client=2)
+    port = closed_port()
+    assert (await check(client, "127.0.0.1", port))[0] == 200
+    assert (await check(client, "127.0.0.2", port))[0] == 200
+    response = await client.post(ROUTE, data={"address": "127.0.0.3", "port": str(port)})
+    assert response.status == 429
+    assert 1 <= int(response.headers["Retry-After"]) <= 60
+    assert_error_shape(await response.json(), 429, "too_many_checks")
+
+
+async def test_the_default_limit_is_ten_a_minute(serve: Serve):
+    client = await live(serve)
+    port = closed_port()
+    statuses = [(await check(client, f"127.0.0.{n}", port))[0] for n in range(1, 12)]
+    assert statuses == [200] * 10 + [429]
+
+
+async def test_x_forwarded_for_is_honoured_only_from_a_trusted_proxy(serve: Serve):
+    port = closed_port()
+
+    async def statuses(client: Client) -> list[int]:
+        found = []
+        for n, forwarded in enumerate(["198.51.100.7", "198.51.100.8", "198.51.100.7"]):
+            headers = {"X-Forwarded-For": f"203.0.113.99, {forwarded}"}
+            found.append((await check(client, f"127.0.0.{n + 1}", port, headers=headers))[0])
+        return found
+
+    trusting = await live(serve, live_check_per_client=1, trusted_proxies=cidrs("127.0.0.1"))
+    assert await statuses(trusting) == [200, 200, 429]  # one limit per forwarded client
+    untrusting = await live(serve, live_check_per_client=1)
+    assert await statuses(untrusting) == [200, 429, 429]  # the header is the client's own
+
+
+async def test_checks_in_flight_are_bounded(serve: Serve):
+    client = await live(serve, live_check_in_flight=1)
+    answer = asyncio.Event()  # the slow node answers once the second check is refused
+    async with listening(held(answer)) as slow, listening(bitcoin_node()) as other:
+        first = asyncio.create_task(check(client, "127.0.0.1", slow.port))
+
+        async def in_flight() -> bool:
+            return slow.connections == 1  # the first check holds the one slot
+
+        try:
+            await eventually(in_flight)
+            response = await client.post(ROUTE, data={"address": "127.0.0.1", "port": other.port})
+        finally:
+            answer.set()
+        assert response.status == 503
+        assert response.headers["Retry-After"]
+        assert_error_shape(await response.json(), 503, "checks_busy")
+        assert (await first)[1]["success"] is True
+    assert other.connections == 0
+
+
+def held(answer: asyncio.Event) -> Behaviour:
+    """A node that says nothing until ``answer`` is set, then answers as a node does."""
+    node = bitcoin_node()
+
+    async def behave(
+        peer: Peer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await answer.wait()
+        await node(peer, reader, writer)
+
+    return behave
+
+
+async def test_reading_is_capped(serve: Serve):
+    client = await live(serve, live_check_max_bytes=60)  # less than a version message
+    async with listening(bitcoin_node()) as peer:
+        status, body = await check(client, "127.0.0.1", peer.port)
+    assert (status, body["reason"]) == (200, "not_bitcoin")
 
 
 async def ask(

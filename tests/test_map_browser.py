@@ -18,9 +18,9 @@ import pytest
 from crawldash.crawl.address import network_of
 from crawldash.crawl.breakdown import host_of
 
+from .chromium import CHROMIUM, FLAGS, luminance
 from .helpers import get
 from .process import free_port, wait_until
-from .test_browser import CHROMIUM, FLAGS, luminance
 
 pytestmark = [
     pytest.mark.slow,

@@ -16,10 +16,10 @@ import pytest
 from crawldash.crawl.propagation import LatencyFile, pack, write_latency
 from crawldash.web.dashboard import CSP
 
+from .chromium import CHROMIUM, FLAGS, contrast
 from .factories import export_body, row, write_snapshot
-from .helpers import get
+from .helpers import error_of, get
 from .process import served_whole, serving, wait_until, watching
-from .test_browser import CHROMIUM, FLAGS, contrast, error_of
 
 pytestmark = [
     pytest.mark.slow,

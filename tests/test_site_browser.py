@@ -20,10 +20,10 @@ import pytest
 
 from crawldash.crawl.propagation import read_latency
 
+from .chromium import CHROMIUM, FLAGS
 from .factories import write_snapshot
 from .helpers import get
 from .process import PATIENCE, free_port, serving, wait_until
-from .test_browser import CHROMIUM, FLAGS
 from .test_map_browser import unreadable
 from .test_node_page import Seen
 

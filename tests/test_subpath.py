@@ -196,7 +196,7 @@ class Seen:
 def test_the_page_works_through_the_proxy_and_switches_network(proxied: Proxied):
     from playwright.sync_api import expect, sync_playwright
 
-    from .test_browser import FLAGS, contrast
+    from .chromium import FLAGS, contrast
 
     front, newest = proxied.front, proxied.newest
     time.sleep(REFILL)  # after the tests before, which made requests of their own
