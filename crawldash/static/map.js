@@ -351,4 +351,4 @@ $("map-colour").addEventListener("change", () => refreshMap().catch(report));
 DARK.addEventListener("change", () => {
   if (atlas && mapBody) drawMap(atlas, mapBody, $("map").dataset.colour === "client");
 });
-// Drawn by app.js on each crawl served (the event stream's "snapshot").
+// Drawn by main.js on each crawl served (the event stream's "snapshot").

@@ -16,6 +16,10 @@ from .v1.queries import node_address
 FILES = (
     "index.html",
     "app.js",
+    "trends.js",
+    "presence.js",
+    "networks.js",
+    "main.js",
     "style.css",
     "node.html",
     "node.js",
