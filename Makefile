@@ -48,7 +48,7 @@ lint: $(DEV)  ## ruff, mypy --strict, the import contracts and the module size b
 	$(BIN)/ruff format --check crawldash tests examples bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python scripts/module_sizes.py crawldash
+	$(BIN)/python scripts/module_sizes.py crawldash tests examples bench scripts
 
 format: $(DEV)  ## apply ruff's fixes and formatting
 	$(BIN)/ruff check --fix crawldash tests examples bench scripts
