@@ -24,15 +24,11 @@ from crawldash.settings.addresses import cidrs
 from .bitcoin_peers import Behaviour, Peer, bitcoin_node, closed_port, listening, silent
 from .conftest import Client, Serve, eventually
 from .netns import in_own_network
-from .test_checknode import LOOPBACK, ON, ROUTE, check
+from .test_checknode import LOOPBACK, ROUTE, check, live
 from .test_checknode_targets import live_server
 from .test_error_contract import assert_error_shape
 
 PROXY = cidrs("127.0.0.1")  # the tests' requests come from 127.0.0.1: the proxy
-
-
-async def live(serve: Serve, **options: Any) -> Client:
-    return await serve(**{**ON, "live_check_allow": LOOPBACK, **options})
 
 
 async def test_a_repeat_within_a_minute_is_answered_from_the_first_check(serve: Serve):
