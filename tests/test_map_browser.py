@@ -135,16 +135,9 @@ def newest_served(base: str, log: Path) -> None:
     """Wait until the demo's last crawl, written once the one before it is served, is served
     in turn: one arriving later would redraw the page under the checks (the map's countries
     drawn anew are elements the keyboard walk never marked)."""
-    written: list[int] = []
-
-    def said() -> bool:
-        found = NEWEST_WRITTEN.search(log.read_text())
-        if found:
-            written.append(int(found[1]))
-        return found is not None
-
-    wait_until(said, within=120)
-    wait_until(lambda: get(base + "/api/status")["snapshot_timestamp"] == written[0], within=120)
+    wait_until(lambda: NEWEST_WRITTEN.search(log.read_text()), within=120)
+    newest = int(NEWEST_WRITTEN.findall(log.read_text())[0])
+    wait_until(lambda: get(base + "/api/status")["snapshot_timestamp"] == newest, within=120)
 
 
 def check_in(browser: Any, base: str, tmp_path: Path) -> None:
