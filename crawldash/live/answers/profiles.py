@@ -2,9 +2,11 @@
 crawl is served, every node in both it and the crawl before has its user agent, protocol
 version, services, country and provider (ASN) compared, and each difference is kept.
 
-The comparison walks the two crawls' sorted addresses side by side and decodes a node's
-JSON only where a column the catalog already holds differs, so a crawl in which few nodes
-changed costs little. Changes are kept in memory, at most ``MAX_PER_NODE`` per node and
+The comparison runs in the serving process, beside the answers, so it is one number per
+node: it looks each node of the new crawl up in the crawl before and compares the
+fingerprints of the compared columns that the loader made (``NodeCatalog.fingerprints``),
+decoding a node's JSON only where they differ; a crawl in which few nodes changed costs
+little more. Changes are kept in memory, at most ``MAX_PER_NODE`` per node and
 ``MAX_NODES`` nodes; they cover the crawls served since crawldash started.
 
 A crawl's changes are found after it is served, not on the way to its being served: from
@@ -14,12 +16,14 @@ for them (``settled``), so that none is of the crawl before."""
 from __future__ import annotations
 
 import asyncio
+from bisect import bisect_left
 from collections import OrderedDict
+from itertools import compress
+from operator import ne
 
 import msgspec
 
 from ...models import Change, Node, ProfileBody
-from ..snapshot.catalog import NodeCatalog
 from ..snapshot.prepared import PreparedSnapshot
 
 FIELDS = ("user_agent", "protocol_version", "services", "country", "asn")
@@ -66,25 +70,17 @@ class Profiles:
         Returns:
             Each node's changes, as (address, change).
         """
-        found: list[tuple[str, Change]] = []
         old, new = before.catalog, after.catalog
-        i = j = 0
-        while i < len(old.addresses) and j < len(new.addresses):
-            a, b = old.addresses[i], new.addresses[j]
-            if a < b:
-                i += 1
-            elif b < a:
-                j += 1
-            else:
-                if _columns_differ(old, i, new, j):
-                    found.extend(
-                        (a, change)
-                        for change in _changes(
-                            before.nodes.at(i), after.nodes.at(j), after.timestamp
-                        )
-                    )
-                i += 1
-                j += 1
+        held = dict(zip(old.addresses, old.fingerprints, strict=True))
+        # Passes in C: the nodes whose fingerprint differs, or that are new (None before).
+        differ = map(ne, map(held.get, new.addresses), new.fingerprints)
+        found: list[tuple[str, Change]] = []
+        for j in compress(range(len(new.addresses)), differ):
+            address = new.addresses[j]
+            if address in held:  # not new: a compared column changed
+                i = bisect_left(old.addresses, address)  # the addresses are sorted
+                changes = _changes(before.nodes.at(i), after.nodes.at(j), after.timestamp)
+                found.extend((address, change) for change in changes)
         return found
 
     def take(self, since: int, found: list[tuple[str, Change]]) -> None:
@@ -111,19 +107,6 @@ class Profiles:
             if len(self._bodies) > 4096:
                 self._bodies.clear()
         return body
-
-
-def _columns_differ(old: NodeCatalog, i: int, new: NodeCatalog, j: int) -> bool:
-    """Whether a column the catalog holds differs for one node in two crawls (cheap: codes
-    into each crawl's own values, so compared through them)."""
-    return (
-        old.agents.values[old.agents.codes[i]] != new.agents.values[new.agents.codes[j]]
-        or old.versions[i] != new.versions[j]
-        or old.services[i] != new.services[j]
-        or old.countries.values[old.countries.codes[i]]
-        != new.countries.values[new.countries.codes[j]]
-        or old.asns.values[old.asns.codes[i]] != new.asns.values[new.asns.codes[j]]
-    )
 
 
 def _changes(before: bytes, after: bytes, crawl: int) -> list[Change]:

@@ -82,6 +82,12 @@ class NodeCatalog:
     search_starts: array[int]  # where each node's search text starts, and the end
     records: CsvRecords  # every node's CSV record (made after the rest, in a new crawl)
     orders: dict[str, array[int]]  # positions in each sort order, ascending
+    # Per node, a hash of its user agent, version, services, country and ASN, the columns a
+    # profile compares (``answers/profiles.py``): the serving process finds the nodes that
+    # changed since the crawl before by one number each. A hash is its process's own (the
+    # seed is random), so two crawls made by different processes differ everywhere here, and
+    # their nodes are then compared field by field.
+    fingerprints: array[int]
     # Each node's search text, cut from ``search`` by the crawl's first q search, in steps,
     # in the serving process: a test per node is a fraction of the cost of mapping every
     # hit in the one string back to its node, and cutting it in the loader would lengthen
@@ -105,6 +111,8 @@ class NodeCatalog:
             fields["country"], lambda country: country.upper() if country else None
         )
         versions = each_once(fields["protocol_version"], _or_unknown)
+        asns = each_once(fields["asn"], lambda asn: asn.upper() if asn else None)
+        compared = (agents, versions, fields["services"], countries, asns)
         columns: dict[str, Sequence[object]] = {
             "user_agent": agents,
             "version": versions,
@@ -121,7 +129,7 @@ class NodeCatalog:
             addresses=addresses,
             networks=Codes.of(list(map(networks.__getitem__, addresses))),
             countries=Codes.of(countries),
-            asns=Codes.of(each_once(fields["asn"], lambda asn: asn.upper() if asn else None)),
+            asns=Codes.of(asns),
             agents=Codes.of(agents),
             versions=array("q", versions),
             services=array("Q", fields["services"]),  # unsigned 64-bit, as sent
@@ -129,6 +137,7 @@ class NodeCatalog:
             search_starts=offsets(map((1).__add__, map(len, search))),
             records=CsvRecords.of(nodes) if with_csv else CsvRecords(),
             orders=orders,
+            fingerprints=array("q", map(hash, zip(*compared, strict=True))),
         )
 
     @property

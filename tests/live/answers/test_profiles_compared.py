@@ -5,7 +5,9 @@ which tests/test_names.py refuses.)"""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+from array import array
 
 from crawldash.live.answers.profiles import MAX_PER_NODE, Profiles
 from crawldash.models import Change
@@ -24,6 +26,21 @@ def test_only_the_fields_that_changed_are_found():
     assert Profiles().compare(before, after) == [
         (A, Change(200, "user_agent", "/Satoshi:27.0.0/", "/Satoshi:28.0.0/")),
         (A, Change(200, "country", "RU", "DE")),
+    ]
+
+
+def test_fingerprints_of_another_process_find_the_same_changes():
+    # Each loader process hashes with a seed of its own: after a new one, every node's
+    # fingerprint differs from the crawl before's, and only the fields tell what changed.
+    before = prepared(100, [row("198.51.100.1"), row("198.51.100.2", agent="/Knots:1/")])
+    after = prepared(200, [row("198.51.100.1", height=7), row("198.51.100.2", agent="/Knots:2/")])
+    catalog = before.catalog
+    other_seed = array("q", (f + 1 for f in catalog.fingerprints))
+    before = dataclasses.replace(
+        before, catalog=dataclasses.replace(catalog, fingerprints=other_seed)
+    )
+    assert Profiles().compare(before, after) == [
+        (B, Change(200, "user_agent", "/Knots:1/", "/Knots:2/"))
     ]
 
 
