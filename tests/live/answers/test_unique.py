@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from crawldash.live.answers.unique import UniqueCounts, unique
-from crawldash.live.stores.presence import Presence
+from crawldash.live.stores.presence import SLICE, Presence
 from crawldash.models import UniqueBody
 
 from .small import presence_of
@@ -38,3 +39,19 @@ def test_answers_are_kept_until_the_presence_changes():
     counts.presence.add(1900, ["e"])
     again = json.loads(counts.body(601).body)
     assert (again["from"], again["crawls"], again["unique"]) == (1300, 2, 3)  # c, d and e
+
+
+async def test_a_crawl_being_added_counts_only_once_published():
+    # The presence sets a new crawl's bits in slices, yielding between them: answers made
+    # meanwhile (their newest slots too, which later windows reuse) leave it out.
+    presence = presence_of(PRESENCE)
+    counts = UniqueCounts(presence)
+    newcomers = [f"n{i}" for i in range(3 * SLICE)]  # in no crawl before
+    adding = asyncio.ensure_future(presence.update(1900, ["d", *newcomers], lambda _: True))
+    await asyncio.sleep(0)  # one slice set, the crawl not published
+    assert not adding.done()
+    during = [json.loads(counts.body(window).body)["unique"] for window in (601, 10_000)]
+    assert during == [3, 4]  # b, c, d; a, b, c, d
+    await asyncio.wait_for(adding, 60)
+    after = [json.loads(counts.body(window).body)["unique"] for window in (601, 10_000)]
+    assert after == [2 + 3 * SLICE, 4 + 3 * SLICE]  # c, d and the newcomers; all
