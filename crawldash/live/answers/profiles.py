@@ -2,11 +2,12 @@
 crawl is served, every node in both it and the crawl before has its user agent, protocol
 version, services, country and provider (ASN) compared, and each difference is kept.
 
-The comparison runs in the serving process, beside the answers, so it is one number per
-node: it looks each node of the new crawl up in the crawl before and compares the
-fingerprints of the compared columns that the loader made (``NodeCatalog.fingerprints``),
-decoding a node's JSON only where they differ; a crawl in which few nodes changed costs
-little more. Changes are kept in memory, at most ``MAX_PER_NODE`` per node and
+The comparison runs in the serving process, beside the answers, so it is a few passes in C
+over the crawl: each node of the new crawl is looked up in the crawl before by the
+fingerprint of its compared values that the loader made (``NodeCatalog.fingerprints``);
+only a node whose fingerprint differs is compared column by column, and its JSON decoded if
+one does. After a new loader process (another hash seed) every node is compared
+so, once. Changes are kept in memory, at most ``MAX_PER_NODE`` per node and
 ``MAX_NODES`` nodes; they cover the crawls served since crawldash started.
 
 A crawl's changes are found after it is served, not on the way to its being served: from
@@ -24,6 +25,7 @@ from operator import ne
 import msgspec
 
 from ...models import Change, Node, ProfileBody
+from ..snapshot.catalog import NodeCatalog
 from ..snapshot.prepared import PreparedSnapshot
 
 FIELDS = ("user_agent", "protocol_version", "services", "country", "asn")
@@ -77,8 +79,10 @@ class Profiles:
         found: list[tuple[str, Change]] = []
         for j in compress(range(len(new.addresses)), differ):
             address = new.addresses[j]
-            if address in held:  # not new: a compared column changed
-                i = bisect_left(old.addresses, address)  # the addresses are sorted
+            if address not in held:  # new in this crawl
+                continue
+            i = bisect_left(old.addresses, address)  # the addresses are sorted
+            if _columns_differ(old, i, new, j):  # not only a fingerprint of another process
                 changes = _changes(before.nodes.at(i), after.nodes.at(j), after.timestamp)
                 found.extend((address, change) for change in changes)
         return found
@@ -107,6 +111,19 @@ class Profiles:
             if len(self._bodies) > 4096:
                 self._bodies.clear()
         return body
+
+
+def _columns_differ(old: NodeCatalog, i: int, new: NodeCatalog, j: int) -> bool:
+    """Whether a column the catalog holds differs for one node in two crawls (codes into
+    each crawl's own values, so compared through them)."""
+    return (
+        old.agents.values[old.agents.codes[i]] != new.agents.values[new.agents.codes[j]]
+        or old.versions[i] != new.versions[j]
+        or old.services[i] != new.services[j]
+        or old.countries.values[old.countries.codes[i]]
+        != new.countries.values[new.countries.codes[j]]
+        or old.asns.values[old.asns.codes[i]] != new.asns.values[new.asns.codes[j]]
+    )
 
 
 def _changes(before: bytes, after: bytes, crawl: int) -> list[Change]:

@@ -82,11 +82,13 @@ class NodeCatalog:
     search_starts: array[int]  # where each node's search text starts, and the end
     records: CsvRecords  # every node's CSV record (made after the rest, in a new crawl)
     orders: dict[str, array[int]]  # positions in each sort order, ascending
-    # Per node, a hash of its user agent, version, services, country and ASN, the columns a
-    # profile compares (``answers/profiles.py``): the serving process finds the nodes that
-    # changed since the crawl before by one number each. A hash is its process's own (the
-    # seed is random), so two crawls made by different processes differ everywhere here, and
-    # their nodes are then compared field by field.
+    # Per node, a hash of the values a profile compares (``answers/profiles.py``): user
+    # agent, version, services, country and ASN as held here, the numbers spelled out (the
+    # hash of a number is no fingerprint: -1 and -2 share one, and so do 1 and 2**61). The
+    # serving process finds the nodes that changed since the crawl before by one number
+    # each. A hash is its process's own (the seed is random; the loader's children share
+    # the loader's), so it only picks the nodes to compare value by value; two sets of
+    # values that share one (a chance of one in 2**64) would hide a change.
     fingerprints: array[int]
     # Each node's search text, cut from ``search`` by the crawl's first q search, in steps,
     # in the serving process: a test per node is a fraction of the cost of mapping every
@@ -112,7 +114,7 @@ class NodeCatalog:
         )
         versions = each_once(fields["protocol_version"], _or_unknown)
         asns = each_once(fields["asn"], lambda asn: asn.upper() if asn else None)
-        compared = (agents, versions, fields["services"], countries, asns)
+        spelled = (each_once(versions, str), each_once(fields["services"], str))
         columns: dict[str, Sequence[object]] = {
             "user_agent": agents,
             "version": versions,
@@ -137,7 +139,7 @@ class NodeCatalog:
             search_starts=offsets(map((1).__add__, map(len, search))),
             records=CsvRecords.of(nodes) if with_csv else CsvRecords(),
             orders=orders,
-            fingerprints=array("q", map(hash, zip(*compared, strict=True))),
+            fingerprints=array("q", map(hash, zip(agents, countries, asns, *spelled, strict=True))),
         )
 
     @property

@@ -31,17 +31,29 @@ def test_only_the_fields_that_changed_are_found():
 
 def test_fingerprints_of_another_process_find_the_same_changes():
     # Each loader process hashes with a seed of its own: after a new one, every node's
-    # fingerprint differs from the crawl before's, and only the fields tell what changed.
-    before = prepared(100, [row("198.51.100.1"), row("198.51.100.2", agent="/Knots:1/")])
-    after = prepared(200, [row("198.51.100.1", height=7), row("198.51.100.2", agent="/Knots:2/")])
-    catalog = before.catalog
-    other_seed = array("q", (f + 1 for f in catalog.fingerprints))
-    before = dataclasses.replace(
-        before, catalog=dataclasses.replace(catalog, fingerprints=other_seed)
+    # fingerprint differs from the crawl before's, and what is found must not change.
+    gone = row("198.51.100.0")  # in the crawl before only: the nodes' positions differ
+    cased = row("198.51.100.3", agent="/satoshi:27.0.0/")  # letter case is no change
+    before = prepared(
+        100, [gone, row("198.51.100.1"), row("198.51.100.2", agent="/Knots:1/"), row(cased[0])]
     )
-    assert Profiles().compare(before, after) == [
-        (B, Change(200, "user_agent", "/Knots:1/", "/Knots:2/"))
-    ]
+    after = prepared(
+        200, [row("198.51.100.1", height=7), row("198.51.100.2", agent="/Knots:2/"), cased]
+    )
+    found = Profiles().compare(before, after)
+    assert found == [(B, Change(200, "user_agent", "/Knots:1/", "/Knots:2/"))]
+    other_seed = array("q", (f + 1 for f in before.catalog.fingerprints))
+    catalog = dataclasses.replace(before.catalog, fingerprints=other_seed)
+    assert Profiles().compare(dataclasses.replace(before, catalog=catalog), after) == found
+
+
+def test_numbers_that_hash_alike_are_told_apart():
+    # A number's hash wraps (hash(1) == hash(2**61), hash(-1) == hash(-2)), and a node
+    # sends what services it likes.
+    before, after = row("198.51.100.1"), row("198.51.100.1")
+    before[5], after[5] = 1, 2**61
+    found = Profiles().compare(prepared(100, [before]), prepared(200, [after]))
+    assert found == [(A, Change(200, "services", 1, 2**61))]
 
 
 def test_bodies_list_the_newest_change_first():
