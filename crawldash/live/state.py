@@ -103,11 +103,11 @@ class State(Alarms):
     ) -> bool:
         """Serve ``served``, whose history point is ``entry``, every answer about it from
         one moment on. What takes time is done first without being shown (the presence's
-        bits for the crawl are set in slices, unpublished); then, in one step on the event
-        loop, the presence publishes the crawl, the history takes its point, the crawl is
-        served, ``with_it`` changes what else must change with it, and listeners are told:
-        no answer given after that step is about an older crawl, and none before it about
-        this one.
+        bits for the crawl are set in slices, unpublished, and each address's newest slot
+        read for ``/api/unique``); then, in one step on the event loop, the presence
+        publishes the crawl, the history takes its point, the crawl is served, ``with_it``
+        changes what else must change with it, and listeners are told: no answer given
+        after that step is about an older crawl, and none before it about this one.
 
         Returns:
             Whether the history or the presence changed.
@@ -129,7 +129,9 @@ class State(Alarms):
         # crawl keeps its membership: setting it again is a pass over every address.
         if not self.presence.has(timestamp) or (before != entry and not same_file):
             addresses = served.nodes.addresses
-            await self.presence.update(timestamp, addresses, self.history.holds, switch)
+            await self.presence.update(
+                timestamp, addresses, self.history.holds, switch, self.unique.prepare
+            )
             return True
         switch()
         if recorded[0]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -54,6 +54,11 @@ class Presence:
         self._low = BASE_SLOT
         self._stale = False  # bits of forgotten crawls may remain below _low
         self.version = 0  # changes with any membership
+        # Changes when an address's newest slot may change, or an address comes: not when
+        # a crawl whose bits are set is published, nor when the oldest are forgotten (their
+        # bits stay below ``_low`` until stripped, in no window), so that what is worked
+        # out from each address's newest slot (``answers/unique.py``) outlives both.
+        self.members = 0
         self.rewritten = 0  # changes when a known crawl's membership changes or is dropped
         self.passes = 0  # passes over every address made to clear or shift slots
         self.lock = asyncio.Lock()  # held while a change is under way
@@ -104,6 +109,7 @@ class Presence:
             self._known.update(timestamps)
             self._low = top - len(timestamps) + 1
             self.version += 1
+            self.members += 1
             self.retain(keep)
         return True
 
@@ -116,9 +122,12 @@ class Presence:
         addresses: Sequence[str],
         keep: Callable[[int], bool],
         published: Callable[[], object] | None = None,
+        ready: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         """The addresses in a crawl, then forget the crawls ``keep`` refuses; in slices
         when the crawl is newer or older than all known (the usual case), else at once.
+        ``ready`` is awaited once its bits are set, before it is published (what is worked
+        out from them is made then, off the way of the first answers about it);
         ``published`` is called in the step that publishes the crawl, before ``keep`` is
         asked: what else must change with it changes in the same step."""
         async with self.lock:
@@ -133,6 +142,9 @@ class Presence:
                 for start in range(0, len(addresses), SLICE):
                     self._set(slot, addresses[start : start + SLICE])
                     await asyncio.sleep(0)
+                self.members += 1
+                if ready is not None:
+                    await ready()
                 stamps.insert(len(stamps) if newest else 0, timestamp)  # published
                 self._known.add(timestamp)
                 self._low = min(self._low, slot)
@@ -151,6 +163,7 @@ class Presence:
             slot = self._new_slot(timestamp)
         self._set(slot, addresses)
         self.version += 1
+        self.members += 1
 
     def _set(self, slot: int, addresses: Iterable[str]) -> None:
         bits = self._bits
@@ -262,6 +275,7 @@ class Presence:
         return slot
 
     def _drop(self, timestamp: int) -> None:
+        self.members += 1
         index = bisect.bisect_left(self._timestamps, timestamp)
         slot = self._low + index
         self._clear(slot, slot + 1)
@@ -287,6 +301,7 @@ class Presence:
     def _shift(self, start: int, by: int) -> None:
         """Move every bit at slot ``start`` or above by ``by`` (one up or down)."""
         self.passes += 1
+        self.members += 1
         for bitmap in self._bits.values():
             if bitmap.max() >= start:
                 upper = BitMap(bitmap)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
-from crawldash.live.answers.unique import UniqueCounts, unique
+import pytest
+
+from crawldash.live.answers.unique import NewestSlots, UniqueCounts, unique
 from crawldash.live.stores.presence import SLICE, Presence
 from crawldash.models import UniqueBody
 
@@ -58,3 +61,55 @@ async def test_a_crawl_being_added_counts_only_once_published():
     await asyncio.wait_for(adding, 60)
     after = [json.loads(counts.body(window).body)["unique"] for window in (601, 10_000)]
     assert after == [2 + 3 * SLICE, 4 + 3 * SLICE]  # c, d and the newcomers; all
+
+
+async def test_slots_read_before_a_crawl_is_published_answer_after_it():
+    # The switch reads each address's newest slot once the crawl's bits are set: the first
+    # answers after it, the oldest crawl forgotten meanwhile, count without reading again.
+    presence = presence_of(PRESENCE)
+    counts = UniqueCounts(presence)
+    await presence.update(1900, ["d", "e"], lambda t: t > 100, ready=counts.prepare)
+    assert presence.timestamps() == [700, 1300, 1900]
+
+    def read_again(_presence: Presence) -> NewestSlots:
+        raise AssertionError("read every address's newest slot again")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(NewestSlots, "of", read_again)
+        answers = [json.loads(counts.body(w).body)["unique"] for w in (600, 1200, 10_000)]
+    assert answers == [2, 3, 4]  # d, e; c, d, e; b, c, d, e (100, with a, forgotten)
+
+
+async def test_kept_slots_follow_every_change_of_the_members():
+    # Every way the presence changes, at random: each answer equals one counted afresh.
+    rng = random.Random(55)
+    presence = presence_of(PRESENCE)
+    counts = UniqueCounts(presence)
+    pool = [f"n{i}" for i in range(40)]
+    for step in range(300):
+        stamps = presence.timestamps()
+        choice = rng.randrange(6)
+        members = rng.sample(pool, rng.randrange(1, 12))
+        if choice == 0 or not stamps:  # newest, the oldest maybe forgotten
+            low = rng.choice([0, stamps[0] if stamps else 0])
+            await presence.update(
+                (stamps[-1] if stamps else 0) + 600, members, low.__lt__, ready=counts.prepare
+            )
+        elif choice == 1:  # older than all
+            await presence.update(stamps[0] - 600, members, lambda _: True)
+        elif choice == 2:  # older than all, as the counting of older crawls adds them
+            top = presence.next_older_slot()
+            ranges = [(address, top, top + 1) for address in members]
+            await presence.add_older(top, [stamps[0] - 300], ranges, lambda _: True)
+        elif choice == 3 and len(stamps) > 2:  # between two, or one known again
+            between = rng.randrange(stamps[0] + 1, stamps[-1])
+            presence.add(between, members)
+        elif choice == 4 and len(stamps) > 2:  # one in the middle forgotten
+            dropped = rng.choice(stamps[1:-1])
+            presence.retain(dropped.__ne__)
+        else:
+            presence.strip()
+        for window in (600, 1800, 7200, 10**6):
+            made = json.loads(counts.body(window).body)
+            fresh = unique(presence, window)
+            assert (made["crawls"], made["unique"]) == (fresh.crawls, fresh.unique), step
