@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from crawldash.crawl import count
+from crawldash.crawl import spellings
 from crawldash.crawl.count import CrawlCount, count_nodes, read_counts
 from crawldash.crawl.decode import Rules
 
@@ -30,11 +30,11 @@ def crawl_rows(index: int) -> list[list[object]]:
     return [*rows(6 + index)[index:], *others[index % 3 : index % 3 + 2]]
 
 
-@pytest.mark.parametrize("known_max", [count.KNOWN_MAX, 4])
+@pytest.mark.parametrize("known_max", [spellings.KNOWN_MAX, 4])
 def test_a_run_has_the_networks_of_each_crawl_counted_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, known_max: int
 ):
-    monkeypatch.setattr(count, "KNOWN_MAX", known_max)
+    monkeypatch.setattr(spellings, "KNOWN_MAX", known_max)
     paths = write_crawls(tmp_path, crawl_rows, 6, TS)
     counted = read_counts(paths, Rules(10**7))
     for path, run_count in zip(paths, counted, strict=True):

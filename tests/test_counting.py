@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from crawldash.crawl import count
+from crawldash.crawl import spellings
 from crawldash.crawl.address import NETWORKS, network_of
 from crawldash.crawl.breakdown import breakdowns, networks_of
 from crawldash.crawl.count import AddressChanges, CrawlCount, count_nodes, read_counts
@@ -143,11 +143,11 @@ def test_rows_off_the_usual_port_are_their_own_nodes():
 
 
 def test_a_count_is_exact_when_its_memory_starts_again(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(count, "KNOWN_MAX", 3)
+    monkeypatch.setattr(spellings, "KNOWN_MAX", 3)
     for first_octet in (198, 203, 198):
         body = export_body([*rows(5, first_octet=first_octet), row("not an address")])
         assert assert_counted_as_loaded(body).nodes == 5
-    remembered = count._Spellings.current
+    remembered = spellings.Spellings.current
     assert remembered is not None
     assert len(remembered.by_port[8333]) == 6  # the first two crawls' hosts forgotten
 

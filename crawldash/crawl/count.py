@@ -2,8 +2,8 @@
 breakdowns, its consensus height and which addresses it had, without building its nodes.
 
 A long history repeats the same nodes crawl after crawl, so the canonical spelling and
-network of each host a process has seen are kept, per port (up to KNOWN_MAX of them): a
-process that counts many crawls spells each node once, not once per crawl. Past the
+network of each host a process has seen are kept (``spellings.py``): a process that counts
+many crawls spells each node once, not once per crawl. Past the
 decoding of its rows, a crawl costs passes in C over them (``map`` and ``Counter``), and a
 Python step only for a row on a port other than the crawl's usual one, or a host not seen
 before.
@@ -11,20 +11,17 @@ before.
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from itertools import compress
-from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
 
 from ..models import ExportRow
-from .address import NETWORKS, AddressError, canonical_address, network_of
-from .breakdown import Value, host_of, tally, tally_crawl
+from .address import NETWORKS, network_of
+from .breakdown import Value, tally, tally_crawl
 from .decode import (
     Rules,
     check_usable,
@@ -37,11 +34,7 @@ from .decode import (
 )
 from .files import LoadError, read_file
 from .rows import CrawlRow, Rows, overflows
-
-KNOWN_MAX = 500_000  # hosts remembered; past it, the memory starts again
-UNUSABLE = ""  # the address of a row whose host or port is not usable: never a real one
-_NETWORK_INDEX = {network: index for index, network in enumerate(NETWORKS)}
-_host, _port = attrgetter("address"), attrgetter("port")
+from .spellings import UNUSABLE, Spellings
 
 
 class _CountedRow(ExportRow, frozen=True, array_like=True, gc=False):
@@ -186,7 +179,7 @@ def _count_after(
 
 def _unique_rows(
     data: bytes, allow_empty: bool
-) -> tuple[dict[str, None], Sequence[Any], _Spellings]:
+) -> tuple[dict[str, None], Sequence[Any], Spellings]:
     """A crawl in the export form decoded: each canonical address once, in the order they
     first come, each node's row (the later of two for one address) and the spellings'
     memory that spelled them."""
@@ -194,7 +187,7 @@ def _unique_rows(
         rows, bad = _decode_rows(data)
     except (msgspec.DecodeError, RecursionError) as exc:
         raise does_not_decode(exc) from None
-    spellings = _Spellings.now()
+    spellings = Spellings.now()
     addresses = spellings.addresses(rows)
     unique = dict.fromkeys(addresses)  # each address once, where it first comes
     nodes: Sequence[Any] = rows  # each node's row, all of one form
@@ -219,78 +212,6 @@ def _decode_rows(data: bytes) -> Rows:
     except msgspec.DecodeError:  # crawl-only rows, rows to skip, or not JSON: its reasons
         return export_decoder.decode(data)
     return export_decoder.decode(data) if overflows(rows) else Rows(rows, 0)
-
-
-class _Spellings:
-    """What a process remembers of the hosts it has seen: per port, each host as written
-    and its canonical address (UNUSABLE if it has none); and each address's network (its
-    index in NETWORKS)."""
-
-    current: _Spellings | None = None  # the memory counts use, until it is full
-
-    def __init__(self) -> None:
-        self.by_port: dict[int, dict[str, str]] = {}
-        self.networks: dict[str, int] = {}
-
-    @classmethod
-    def now(cls) -> _Spellings:
-        """The memory for the next count: a new one once this one holds KNOWN_MAX hosts. A
-        count under way in another thread keeps the one it began with."""
-        current = cls.current
-        if current is None or sum(map(len, current.by_port.values())) >= KNOWN_MAX:
-            current = cls.current = cls()
-        return current
-
-    def addresses(self, rows: Sequence[ExportRow | CrawlRow]) -> list[str]:
-        """Each row's canonical address (UNUSABLE if it has none), in the order of the
-        rows. Most rows are of a host seen before on the crawl's usual port: one lookup
-        each, in C."""
-        if not rows:
-            return []
-        hosts: list[str] = list(map(_host, rows))
-        ports: list[int] = list(map(_port, rows))
-        usual = _usual_port(ports)
-        addresses: list[str | None] = list(map(self.by_port.setdefault(usual, {}).get, hosts))
-        if ports.count(usual) < len(ports):  # the few rows on other ports, found in C
-            for index in compress(range(len(ports)), map(usual.__ne__, ports)):
-                addresses[index] = self.address(hosts[index], ports[index])
-        with contextlib.suppress(ValueError):  # a None left: a host new on the usual port
-            index = addresses.index(None)
-            while True:
-                addresses[index] = self.address(hosts[index], usual)
-                index = addresses.index(None, index + 1)
-        return addresses  # type: ignore[return-value]  # no None is left
-
-    def network_counts(self, addresses: Iterable[str]) -> Counter[int]:
-        """Canonical addresses counted by network (by index in NETWORKS): those of a crawl
-        counted before this memory started again are worked out anew."""
-        known = self.networks
-        return Counter(
-            known[a] if a in known else _NETWORK_INDEX[network_of(host_of(a))] for a in addresses
-        )
-
-    def address(self, host: str, port: int) -> str:
-        """The canonical address of a host as written and a port, remembered."""
-        known = self.by_port.setdefault(port, {})
-        address = known.get(host)
-        if address is None:
-            try:
-                address = canonical_address(host, port)
-            except AddressError:
-                address = UNUSABLE
-            else:
-                network = network_of(address.rpartition(":")[0].strip("[]"))
-                self.networks[address] = _NETWORK_INDEX[network]
-            known[host] = address
-        return address
-
-
-def _usual_port(ports: list[int]) -> int:
-    """The crawl's most common port (the first row's, if half the rows have it)."""
-    first = ports[0]
-    if ports.count(first) * 2 >= len(ports):
-        return first
-    return Counter(ports).most_common(1)[0][0]
 
 
 def _plain(tallied: dict[str, Counter[Value]]) -> dict[str, dict[Value, int]]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import methodcaller
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -20,6 +21,7 @@ from ..models import ApiSnapshot, CrawlerStatus, NodeRow
 from .address import NETWORKS, AddressError, canonical_address, parse_address
 from .files import LoadError, read_file
 from .rows import RowsDecoder, decode_keyed
+from .spellings import UNUSABLE, Addressed, Spellings
 
 if TYPE_CHECKING:  # the loader process imports this module: it needs no settings
     from ..settings.serve import Settings
@@ -28,6 +30,7 @@ if TYPE_CHECKING:  # the loader process imports this module: it needs no setting
 _api_decoder = msgspec.json.Decoder(ApiSnapshot)
 _status_decoder = msgspec.json.Decoder(CrawlerStatus)
 export_decoder = RowsDecoder()  # the name the counting of older crawls imports
+_node = methodcaller("node")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,9 @@ class Snapshot:
     nodes: dict[str, NodeRow]
     latest_height: int
     skipped_rows: int  # rows whose address, form or a value is unusable
+    # Each address's network, where the decode spelled the addresses (the array forms);
+    # None: worked out from the addresses (``breakdown.networks_of``).
+    networks: dict[str, str] | None = None
 
 
 def form_of(data: bytes) -> bytes:
@@ -60,20 +66,29 @@ def form_of(data: bytes) -> bytes:
     return first
 
 
-def decode_snapshot(data: bytes, timestamp: int, allow_empty: bool = False) -> Snapshot:
+def decode_snapshot(
+    data: bytes, timestamp: int, allow_empty: bool = False, spellings: Spellings | None = None
+) -> Snapshot:
     """Decode a crawl in any of its forms; the later of two rows for one address wins, and
-    a row that cannot be used is skipped and counted."""
+    a row that cannot be used is skipped and counted. ``spellings``: the hosts this process
+    remembers (the loader's, of the crawl before), to which the crawl's are added; without
+    them each row is spelled on its own, and the networks are left to work out."""
+    networks = None
     try:
         if form_of(data) == b"[":
             rows, bad = export_decoder.decode(data)
-            nodes, skipped = _index_rows((row.address, row.port, row.node()) for row in rows)
+            if spellings is None:
+                nodes, skipped = _index_rows(list(map(_spelled, rows)), rows)
+            else:
+                nodes, skipped = _index_rows(spellings.addresses(rows), rows)
+                networks = spellings.network_names(nodes)
         else:
             keyed, bad = decode_keyed(data, _api_nodes)
             nodes, skipped = _index_keys(keyed)
     except (msgspec.DecodeError, RecursionError) as exc:
         raise does_not_decode(exc) from None
     check_usable(len(nodes), skipped + bad, allow_empty)
-    return Snapshot(timestamp, nodes, consensus_height(nodes.values()), skipped + bad)
+    return Snapshot(timestamp, nodes, consensus_height(nodes.values()), skipped + bad, networks)
 
 
 def _api_nodes(data: bytes) -> dict[str, NodeRow]:
@@ -102,15 +117,22 @@ def check_usable(nodes: int, skipped: int, allow_empty: bool) -> None:
         )
 
 
-def _index_rows(rows: Iterable[tuple[str, int, NodeRow]]) -> tuple[dict[str, NodeRow], int]:
-    nodes: dict[str, NodeRow] = {}
-    skipped = 0
-    for host, port, node in rows:
-        try:
-            nodes[canonical_address(host, port)] = node
-        except AddressError:
-            skipped += 1
-    return nodes, skipped
+def _index_rows(addresses: list[str], rows: list[Any]) -> tuple[dict[str, NodeRow], int]:
+    """Each usable row's node by its canonical address (UNUSABLE: none), in passes in C:
+    the later of two rows for one address wins."""
+    nodes = dict(zip(addresses, map(_node, rows), strict=True))
+    if UNUSABLE not in nodes:
+        return nodes, 0
+    del nodes[UNUSABLE]
+    return nodes, addresses.count(UNUSABLE)
+
+
+def _spelled(row: Addressed) -> str:
+    """A row's canonical address, UNUSABLE if it has none."""
+    try:
+        return canonical_address(row.address, row.port)
+    except AddressError:
+        return UNUSABLE
 
 
 def _index_keys(keyed: dict[str, NodeRow]) -> tuple[dict[str, NodeRow], int]:

@@ -4,10 +4,13 @@ with the kind of its fault."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from crawldash.crawl.breakdown import networks_of
 from crawldash.crawl.decode import (
     Rules,
     check_usable,
@@ -18,6 +21,8 @@ from crawldash.crawl.decode import (
     tally_networks,
 )
 from crawldash.crawl.files import LoadError
+from crawldash.crawl.spellings import Spellings
+from crawldash.models import ExportRow
 
 from ..factories import ONION, api_body, row, write_status
 
@@ -88,3 +93,34 @@ def test_status_decodes_with_optional_fields(tmp_path: Path):
     assert refused.value.kind == "decode"
     path = write_status(tmp_path, height=5)
     assert read_status(path, Rules(max_file_size=1000)).height == 5
+
+
+def test_rows_spelled_from_a_remembered_crawl_decode_as_rows_spelled_alone():
+    # The loader spells a crawl from the hosts of the crawl before (Spellings): the same
+    # nodes in the same order, and the same rows skipped, as each row spelled on its own.
+    before = [row("198.51.100.1"), row("2001:DB8::1"), row(ONION.upper(), tor=True)]
+    rows = [
+        row("198.51.100.1"),  # known
+        row("198.51.100.9"),  # new
+        row("2001:db8::1"),  # known host, another spelling
+        row("2001:DB8::1", height=5),  # the later row for it
+        row("198.51.100.1", port=18333),  # known host, another port
+        row("198.51.100.2", port=0),  # no such port
+        row("example.com"),  # no address
+        row("fc00::7"),
+        row(ONION.upper(), tor=True),
+    ]
+    remembered = Spellings()
+    remembered.addresses(decode_snapshot_rows(before))
+    alone = decode_snapshot(json.dumps(rows).encode(), 7)
+    spelled = decode_snapshot(json.dumps(rows).encode(), 7, spellings=remembered)
+    assert list(spelled.nodes) == list(alone.nodes)
+    assert spelled == replace(alone, networks=spelled.networks)
+    assert spelled.skipped_rows == 2
+    assert alone.networks is None
+    assert spelled.networks == networks_of(alone.nodes)
+    assert spelled.nodes["[2001:db8::1]:8333"].height == 5
+
+
+def decode_snapshot_rows(rows: list[list[object]]) -> list[ExportRow]:
+    return msgspec.json.decode(json.dumps(rows).encode(), type=list[ExportRow])

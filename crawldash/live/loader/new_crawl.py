@@ -6,24 +6,29 @@ reply is what follows."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 
 import msgspec
 
-from ...crawl.address import AddressError, canonical_host
 from ...crawl.decode import Rules
 from ...crawl.files import read_file
+from ...crawl.spellings import Spellings
 from ..snapshot.making import in_two
 from ..snapshot.prepared import Later, PreparedSnapshot, read_snapshot
 from .process import AFTERWARDS, forked, send_part, sends_parts
 
 
 class _Host(msgspec.Struct, array_like=True, forbid_unknown_fields=False, gc=False):
-    """An export row's host, the rest of the row left undecoded."""
+    """A row's host and port (of either array form), the rest of the row left undecoded."""
 
     address: str
+    port: int
+
+
+# In the loader process, the hosts of the last crawl loaded, spelled (``learn_hosts``):
+# the child that loads the next crawl is forked with them.
+_learned: Spellings | None = None
 
 
 def load_new_crawl(path: Path, rules: Rules) -> PreparedSnapshot | Later:
@@ -40,7 +45,7 @@ def load_new_crawl(path: Path, rules: Rules) -> PreparedSnapshot | Later:
         What follows the crawl sent ahead; or, if it could not be sent ahead, the whole
         crawl.
     """
-    snapshot, version = read_snapshot(path, rules)
+    snapshot, version = read_snapshot(path, rules, _learned)
     if not sends_parts():  # in a thread: the crawl is made here, whole
         served, later = in_two(snapshot, version)
         assert served is not None
@@ -52,16 +57,19 @@ def load_new_crawl(path: Path, rules: Rules) -> PreparedSnapshot | Later:
 
 def learn_hosts(path: Path, rules: Rules) -> None:
     """In the loader process itself, after a crawl's load: each host of the crawl spelled
-    canonically once, so that the child that loads the next crawl, forked from it, finds
-    them in its cache (consecutive crawls share most of their hosts; one new to the cache
-    costs microseconds, on the way to the crawl's being served)."""
+    canonically, so that the child that loads the next crawl, forked from it, spells most
+    of its rows by a lookup each (consecutive crawls share most of their hosts; spelling
+    the others is on the way to the crawl's being served). Only the last crawl's are kept:
+    the memory of the process stays the size of one crawl's hosts."""
+    global _learned
     try:
-        rows = msgspec.json.decode(read_file(path, rules.max_file_size)[0], type=list[_Host])
+        data = read_file(path, rules.max_file_size)[0]
+        rows = msgspec.json.decode(data, type=list[_Host])
     except (OSError, ValueError, msgspec.DecodeError):  # a crawl in another form, or gone
         return
-    for row in rows:
-        with contextlib.suppress(AddressError):
-            canonical_host(row.address)
+    learned = Spellings()
+    learned.addresses(rows)
+    _learned = learned
 
 
 AFTERWARDS[f"{load_new_crawl.__module__}.{load_new_crawl.__qualname__}"] = learn_hosts

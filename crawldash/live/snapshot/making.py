@@ -59,7 +59,7 @@ def in_two(
         follows it.
     """
     total, modified = len(snapshot.nodes), version.mtime_ns / 1e9
-    network = networks_of(snapshot.nodes)
+    network = networks_of(snapshot.nodes) if snapshot.networks is None else snapshot.networks
 
     def counted() -> dict[str, Any]:
         """The half made beside: the map and the breakdowns."""

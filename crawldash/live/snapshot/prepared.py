@@ -22,6 +22,7 @@ import msgspec
 
 from ...crawl.decode import Rules, Snapshot, decode_snapshot
 from ...crawl.files import FileVersion, read_file, snapshot_timestamp
+from ...crawl.spellings import Spellings
 from ...models import NodeRow
 from ..bodies import CODINGS, Representation
 from .breakdown import PreparedBreakdown
@@ -189,10 +190,13 @@ def load_snapshot(path: Path, rules: Rules, ahead: Ahead | None = None) -> Prepa
     return PreparedSnapshot.prepare(snapshot, version, ahead)
 
 
-def read_snapshot(path: Path, rules: Rules) -> tuple[Snapshot, FileVersion]:
-    """A snapshot file, read and decoded, with the version of the file that was read."""
+def read_snapshot(
+    path: Path, rules: Rules, spellings: Spellings | None = None
+) -> tuple[Snapshot, FileVersion]:
+    """A snapshot file, read and decoded (its hosts spelled from ``spellings``, if given),
+    with the version of the file that was read."""
     timestamp = snapshot_timestamp(path.name)
     if timestamp is None:
         raise ValueError(f"{path.name} is not a snapshot file name")
     data, version = read_file(path, rules.max_file_size)
-    return decode_snapshot(data, timestamp, rules.allow_empty), version
+    return decode_snapshot(data, timestamp, rules.allow_empty, spellings), version
