@@ -164,3 +164,23 @@ async def test_a_pruned_crawl_is_compressed_in_a_coding_on_its_first_request_onl
     agents = await older.representation(archived, "user_agents", "gzip")
     assert gzip.decompress(agents.body) == archived.forms["user_agents"].body
     assert set(archived.coded) == {(None, "br"), ("user_agents", "gzip")}
+
+
+async def test_without_an_archive_the_crawls_the_history_lacks_are_not_listed(
+    serve: Serve, data_dir: Path
+) -> None:
+    # A folder may hold many more crawls than the history keeps: only those it counted are
+    # listed (and their count is the page's), newest first, each with its nodes and height.
+    write_crawls(data_dir, crawls=6)
+    decoded = decoded_crawls(data_dir)
+    client = await serve(history_size=3)
+    await until_served(client, END)
+
+    async def counted() -> bool:
+        status = await (await client.get("/api/status")).json()
+        return bool(status["history_complete"])
+
+    await eventually(counted, within=60)
+    newest = sorted(decoded, reverse=True)[:3]
+    listed = [(r["timestamp"], r["total_nodes"], r["latest_height"]) for r in await listing(client)]
+    assert listed == [(t, len(decoded[t].nodes), decoded[t].latest_height) for t in newest]

@@ -54,7 +54,7 @@ class V1:
         self._pages: dict[tuple[object, ...], bytes] = {}  # list pages, until a change
         self._pages_for: tuple[object, int, str, int] | None = None  # files, history,
         # snapshot, archive
-        self._listed: list[tuple[int, int, int | None]] | None = None  # until a change
+        self._listed: list[int] | None = None  # the crawls listed, until a change
         self.searches = Searches()
 
     async def snapshots(self, request: web.Request) -> web.Response:
@@ -64,9 +64,10 @@ class V1:
         body = self._page(key)
         if body is None:
             counted = self._counted()
+            shown = filter(None, map(self._point, counted[page.start : page.start + page.limit]))
             refs = [
                 V1SnapshotRef(f"{base}/api/v1/snapshots/{timestamp}/", timestamp, nodes, height)
-                for timestamp, nodes, height in counted[page.start : page.start + page.limit]
+                for timestamp, nodes, height in shown
             ]
             next_, previous = self._links(request, page, len(counted), PAGE_PARAMETERS)
             body = self._keep(
@@ -157,20 +158,29 @@ class V1:
 
         return (link(page.page + 1) if after else None, link(page.page - 1) if before else None)
 
-    def _counted(self) -> list[tuple[int, int, int | None]]:
-        """Every crawl listed, newest first, with its nodes and height: those of the folder
-        the history has counted, and those of the archive (counted as they were archived,
-        however old). Made once per change (``_page`` forgets it), not per request."""
+    def _counted(self) -> list[int]:
+        """Every crawl listed, newest first: those of the folder the history has counted,
+        and those of the archive (counted as they were archived, however old). Made once
+        per change (``_page`` forgets it), not per request, by a lookup of each timestamp
+        in C: a folder may hold many more crawls than the history keeps, and a first page
+        after a new crawl is among the answers a client asks for together. Only a page's
+        crawls are read (``_point``)."""
         if self._listed is None:
-            history, listed = self.state.history, []
-            for timestamp in self.archive.listed(self.state.crawl_files):
-                entry = history.get(timestamp)
-                counted = (entry.reachable, entry.height) if entry else None
-                counted = counted or self.archive.counted(timestamp)
-                if counted is not None:
-                    listed.append((timestamp, *counted))
+            timestamps = self.archive.listed(self.state.crawl_files)
+            listed = self.state.history.held(timestamps)
+            if self.archive.kept is not None and len(listed) < len(timestamps):
+                listed = [t for t in timestamps if self._point(t) is not None]
             self._listed = listed
         return self._listed
+
+    def _point(self, timestamp: int) -> tuple[int, int, int | None] | None:
+        """A crawl's timestamp, nodes and height, from the history or else the archive;
+        None where neither counted it."""
+        entry = self.state.history.get(timestamp)
+        if entry is not None:
+            return timestamp, entry.reachable, entry.height
+        counted = self.archive.counted(timestamp)
+        return None if counted is None else (timestamp, *counted)
 
     def _served(self) -> PreparedSnapshot:
         served = self.state.snapshot
