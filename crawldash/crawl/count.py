@@ -2,11 +2,10 @@
 breakdowns, its consensus height and which addresses it had, without building its nodes.
 
 A long history repeats the same nodes crawl after crawl, so the canonical spelling and
-network of each host a process has seen are kept (``spellings.py``): a process that counts
-many crawls spells each node once, not once per crawl. Past the
-decoding of its rows, a crawl costs passes in C over them (``map`` and ``Counter``), and a
-Python step only for a row on a port other than the crawl's usual one, or a host not seen
-before.
+network of each host a process has seen are kept (``spellings.py``): a process that
+counts many crawls spells each node once, not once per crawl. Past the decoding of its
+rows, a crawl costs passes in C over them (``map`` and ``Counter``), and a Python step only
+for a row on a port other than the crawl's usual one, or a host not seen before.
 """
 
 from __future__ import annotations

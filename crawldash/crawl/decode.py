@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..models import ApiSnapshot, CrawlerStatus, NodeRow
-from .address import NETWORKS, AddressError, canonical_address, parse_address
+from .address import NETWORKS, AddressError, parse_address
 from .files import LoadError, read_file
 from .rows import RowsDecoder, decode_keyed
-from .spellings import UNUSABLE, Addressed, Spellings
+from .spellings import UNUSABLE, Spellings, each_spelled
 
 if TYPE_CHECKING:  # the loader process imports this module: it needs no settings
     from ..settings.serve import Settings
@@ -78,7 +78,7 @@ def decode_snapshot(
         if form_of(data) == b"[":
             rows, bad = export_decoder.decode(data)
             if spellings is None:
-                nodes, skipped = _index_rows(list(map(_spelled, rows)), rows)
+                nodes, skipped = _index_rows(each_spelled(rows), rows)
             else:
                 nodes, skipped = _index_rows(spellings.addresses(rows), rows)
                 networks = spellings.network_names(nodes)
@@ -125,14 +125,6 @@ def _index_rows(addresses: list[str], rows: list[Any]) -> tuple[dict[str, NodeRo
         return nodes, 0
     del nodes[UNUSABLE]
     return nodes, addresses.count(UNUSABLE)
-
-
-def _spelled(row: Addressed) -> str:
-    """A row's canonical address, UNUSABLE if it has none."""
-    try:
-        return canonical_address(row.address, row.port)
-    except AddressError:
-        return UNUSABLE
 
 
 def _index_keys(keyed: dict[str, NodeRow]) -> tuple[dict[str, NodeRow], int]:

@@ -95,15 +95,24 @@ class Spellings:
         known = self.by_port.setdefault(port, {})
         address = known.get(host)
         if address is None:
-            try:
-                address = canonical_address(host, port)
-            except AddressError:
-                address = UNUSABLE
-            else:
-                network = network_of(address.rpartition(":")[0].strip("[]"))
-                self.networks[address] = NETWORK_INDEX[network]
-            known[host] = address
+            address = known[host] = spelled(host, port)
+            if address != UNUSABLE:
+                self.networks[address] = NETWORK_INDEX[network_of(host_of(address))]
         return address
+
+
+def spelled(host: str, port: int) -> str:
+    """The canonical address of a host as written and a port; UNUSABLE if it has none."""
+    try:
+        return canonical_address(host, port)
+    except AddressError:
+        return UNUSABLE
+
+
+def each_spelled(rows: Sequence[Addressed]) -> list[str]:
+    """Each row's canonical address (UNUSABLE if it has none), spelled on its own: where
+    no memory is kept, this costs less than keeping one for a single crawl."""
+    return list(map(spelled, map(_host, rows), map(_port, rows)))
 
 
 def usual_port(ports: list[int]) -> int:

@@ -42,7 +42,7 @@ class NewestSlots:
     @classmethod
     def of(cls, presence: Presence) -> NewestSlots:
         bitmaps = list(presence.parts()[2].values())
-        return cls.sorted(bitmaps, list(map(BitMap.max, bitmaps)))
+        return cls.with_order(bitmaps, list(map(BitMap.max, bitmaps)))
 
     @classmethod
     async def in_slices(cls, presence: Presence) -> NewestSlots:
@@ -52,10 +52,10 @@ class NewestSlots:
         for start in range(0, len(bitmaps), SLICE):
             newest.extend(map(BitMap.max, bitmaps[start : start + SLICE]))
             await asyncio.sleep(0)
-        return cls.sorted(bitmaps, newest)
+        return cls.with_order(bitmaps, newest)
 
     @classmethod
-    def sorted(cls, bitmaps: list[BitMap], newest: list[int]) -> NewestSlots:
+    def with_order(cls, bitmaps: list[BitMap], newest: list[int]) -> NewestSlots:
         return cls(bitmaps, newest, sorted(newest))
 
 
@@ -72,11 +72,9 @@ class UniqueCounts:
     def body(self, window: int) -> Representation:
         """The JSON answer for a window of ``window`` seconds."""
         made_for = (id(self.presence), self.presence.version)
-        if made_for != self._made_for:
+        if made_for != self._made_for or len(self._answers) >= _MAX_ANSWERS:
             self._answers.clear()
             self._made_for = made_for
-        elif len(self._answers) >= _MAX_ANSWERS:
-            self._answers.clear()
         answer = self._answers.get(window)
         if answer is None:
             body = _encoder.encode(unique(self.presence, window, self._newest_slots()))
