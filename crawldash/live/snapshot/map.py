@@ -20,8 +20,8 @@ from array import array
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import attrgetter
+from itertools import compress, count, groupby
+from operator import attrgetter, itemgetter
 
 import msgspec
 
@@ -35,6 +35,7 @@ MAX_MATCHES_KEPT = 32  # answers with a match kept per crawl; past that the cach
 _encoder = msgspec.json.Encoder()
 _latitude, _longitude = attrgetter("latitude"), attrgetter("longitude")
 _country, _city, _agent = attrgetter("country"), attrgetter("city"), attrgetter("user_agent")
+_count_of = itemgetter(1)
 
 
 class MapGroup(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -150,23 +151,29 @@ def prepare_map(
         for net, pair, country in zip(nets, pairs, countries_of, strict=True)
     ]
     placed = [type(spot) is tuple for spot in spots]
-    sizes: Counter[tuple[float, float] | str] = Counter(compress(spots, placed))
-    ipv6 = Counter(compress(spots, [net == "ipv6" for net in nets]))
-    order: list[tuple[float, float]] = sorted(sizes, key=lambda spot: (-sizes[spot], spot))  # type: ignore[arg-type]
-    position = {spot: i for i, spot in enumerate(order)}
-    countries = _most_common_at(Counter(compress(zip(spots, countries_of, strict=True), placed)))
-    cities = _most_common_at(Counter(compress(zip(spots, map(_city, rows), strict=True), placed)))
+    # Each place as a number (``places`` gives its pair back): the counts below hash
+    # numbers, not pairs of floats, and each node's pair is hashed once.
+    numbers: dict[tuple[float, float], int] = {}
+    at: list[int] = list(map(numbers.setdefault, compress(spots, placed), count()))  # type: ignore[arg-type]
+    places = dict(zip(numbers.values(), numbers, strict=True))
+    sizes = Counter(at)
+    ipv6 = Counter(compress(at, [net == "ipv6" for net in compress(nets, placed)]))
+    # Most nodes first, then by place: a stable sort by size after one by place.
+    order = sorted(places, key=places.__getitem__)
+    order.sort(key=sizes.__getitem__, reverse=True)
+    position = dict(zip(order, count()))
+    countries = _most_common_at(Counter(zip(at, compress(countries_of, placed), strict=True)))
+    cities = _most_common_at(Counter(zip(at, compress(map(_city, rows), placed), strict=True)))
     groups = [
         MapGroup(
-            spot[0],
-            spot[1],
-            sizes[spot],
-            sizes[spot] - ipv6[spot],
-            ipv6[spot],
-            countries.get(spot),
-            cities.get(spot),
+            *places[number],
+            sizes[number],
+            sizes[number] - ipv6[number],
+            ipv6[number],
+            countries.get(number),
+            cities.get(number),
         )
-        for spot in order
+        for number in order
     ]
     unplaced = Counter(compress(spots, [not p for p in placed]))
     not_mapped = NotMapped(*(unplaced[reason] for reason in NOT_MAPPED))
@@ -182,19 +189,27 @@ def prepare_map(
         [],
     )
     encoded_head = _encoder.encode(head).removesuffix(b',"groups":[]}')
-    agents_at: dict[str, array[int]] = {}
     lowered = {agent: (agent or "").lower() for agent in dict.fromkeys(map(_agent, rows))}
-    for agent, spot in compress(zip(map(_agent, rows), spots, strict=True), placed):
-        at = agents_at.get(lowered[agent])
-        if at is None:
-            at = agents_at[lowered[agent]] = array("I")
-        at.append(position[spot])  # type: ignore[index]
+    agents_at = _positions_by(
+        list(map(lowered.__getitem__, compress(map(_agent, rows), placed))),
+        list(map(position.__getitem__, at)),
+    )
     agents = sorted(agents_at)
     encoded = list(map(_encoder.encode, groups))
     default = Codings(identity=represent(_joined(encoded_head, encoded), modified))
     return PreparedMap(
         encoded_head, encoded, agents, [agents_at[a] for a in agents], modified, default
     )
+
+
+def _positions_by(keys: list[str], positions: list[int]) -> dict[str, array[int]]:
+    """Per key, the positions given with it, in the order given (passes in C: a stable
+    sort of the indexes by key, cut where the key changes)."""
+    indexes = sorted(range(len(keys)), key=keys.__getitem__)
+    grouped: dict[str, array[int]] = {}
+    for key, run in groupby(indexes, key=keys.__getitem__):
+        grouped[key] = array("I", map(positions.__getitem__, run))
+    return grouped
 
 
 def _rounded(latitude: float | None, longitude: float | None) -> tuple[float, float] | str:
@@ -217,16 +232,19 @@ def _placed(spot: tuple[float, float] | str, country: str | None) -> tuple[float
     return spot
 
 
-def _most_common_at(counts: Counter[tuple[object, str | None]]) -> dict[object, str]:
+def _most_common_at(counts: Counter[tuple[int, str | None]]) -> dict[int, str]:
     """Per place, its most common value (``_most_common``'s rule), from the count of each
-    (place, value) pair; places without a value are left out."""
-    best: dict[object, tuple[int, str]] = {}
-    for (spot, value), count in counts.items():
-        if value:
-            held = best.get(spot)
-            if held is None or (-count, value) < (-held[0], held[1]):
-                best[spot] = (count, value)
-    return {spot: value for spot, (_, value) in best.items()}
+    (place, value) pair; places without a value are left out. Passes in C: sorted by value
+    from the last, then (stably) by count, the pair that wins a place comes last of its
+    place's, and a dict keeps the last value given for a key."""
+    pairs = [(pair, number) for pair, number in counts.items() if pair[1]]
+    pairs.sort(key=_value_of, reverse=True)
+    pairs.sort(key=_count_of)
+    return dict(map(itemgetter(0), pairs))
+
+
+def _value_of(item: tuple[tuple[int, str | None], int]) -> str:
+    return item[0][1] or ""
 
 
 def _most_common(counts: Counter[str]) -> str | None:
