@@ -11,15 +11,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import brotli
 import msgspec
 import pytest
 
 from crawldash.app import NETWORKS
 from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import LoadError
+from crawldash.live.bodies import CODINGS
 from crawldash.live.loader.client import LoaderClient
 from crawldash.live.snapshot.making import in_two
-from crawldash.live.snapshot.prepared import PreparedSnapshot, read_snapshot
+from crawldash.live.snapshot.prepared import Half, MapCodings, PreparedSnapshot, read_snapshot
 from crawldash.live.state import State
 from crawldash.live.stores.history import HistoryEntry
 from crawldash.models import ApiSnapshot
@@ -112,7 +114,10 @@ async def test_until_its_codings_come_a_crawl_is_served_in_identity_or_coded_now
     assert gzipped is not None
     assert gzipped.encoding == "gzip"
     assert gzip.decompress(gzipped.body) == served.identity.body
-    # The breakdowns' and the map's codings are made on request meanwhile, of this crawl.
+    # The map is sent in identity meanwhile to a client that takes it; else its coding is
+    # made on request, as the breakdowns' are, of this crawl.
+    assert served.map.body(None, "br", identity_ok=True) == served.map.default["identity"]
+    assert "br" not in served.map.default
     assert served.breakdowns["network"].body(20, "br").encoding == "br"
     assert json.loads(gzip.decompress(served.map.body(None, "gzip").body))["timestamp"] == TS
 
@@ -182,3 +187,41 @@ def test_the_snapshot_body_is_what_msgspec_encodes_the_crawl_to(tmp_path: Path):
         f"{onion}:8333",
         "b" * 52 + ".b32.i2p:1",
     ]
+
+
+def test_the_maps_codings_follow_the_half_that_holds_it(tmp_path: Path):
+    path = write_snapshot(tmp_path, TS, export_body(rows(40)))
+    snapshot, version = read_snapshot(path, Rules(10**6))
+    parts: list[object] = []
+
+    def beside(work: Callable[[], None]) -> Callable[[], bool]:
+        work()  # here, at once: the half made beside is sent first
+        return lambda: True
+
+    in_two(snapshot, version, parts.append, beside)
+    half, codings = parts[0], parts[1]
+    assert isinstance(half, Half)
+    assert isinstance(codings, MapCodings)
+    assert set(half.fields["map"].default) == {"identity"}  # sent without its codings
+    assert all(set(b.default) == {"identity", *CODINGS} for b in half.fields["breakdowns"].values())
+    identity = half.fields["map"].default["identity"].body
+    assert gzip.decompress(codings.codings["gzip"].body) == identity
+    assert brotli.decompress(codings.codings["br"].body) == identity
+    assert isinstance(parts[2], Half)
+    assert "catalog" in parts[2].fields
+
+
+async def test_a_new_crawls_map_gets_its_codings_from_the_loader(serve, data_dir):
+    now = int(time.time())
+    write_snapshot(data_dir, now - 600, export_body(rows(30)))
+    client = await serve()
+    await until_served(client, now - 600)
+    await watching(client)
+    write_snapshot(data_dir, now, export_body(rows(50, first_octet=10)))
+    await until_served(client, now)
+    served = client.app[NETWORKS][0].state.snapshot
+    # Made by the loader, not on request: no map was asked for.
+    assert set(served.map.default) == {"identity", *CODINGS}
+    response = await client.get("/api/map", headers={"Accept-Encoding": "gzip"})
+    assert response.headers["Content-Encoding"] == "gzip"
+    assert (await response.json())["timestamp"] == now

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from ..live.state import State
 from .errors import ApiError, no_snapshot
 from .latest import coding_for
 from .queries import MAX_MATCH, one_value, parse_query
-from .responses import respond
+from .responses import respond, takes_identity
 
 
 class MapRoutes:
@@ -27,7 +27,8 @@ class MapRoutes:
         served = self.state.snapshot
         if served is None:
             raise no_snapshot()
-        body = served.map.body(match, coding_for(request))
+        accepted = takes_identity(request.headers.get(hdrs.ACCEPT_ENCODING))
+        body = served.map.body(match, coding_for(request), accepted)
         return respond(request, body, self.cache_control(), vary=True)
 
 

@@ -30,7 +30,7 @@ from ..answers.profiles import Profiles
 from ..answers.reasons import Evidence
 from ..bodies import every_coding
 from ..snapshot.csv_records import CsvRecords
-from ..snapshot.prepared import Half, Later, PreparedSnapshot
+from ..snapshot.prepared import Half, Later, MapCodings, PreparedSnapshot
 from ..state import State
 from ..stores.history import HistoryEntry
 from .counting import Counting
@@ -76,6 +76,11 @@ class Switch:
         in halves; switch to it once it is all in (once: a load tried again after its
         process died sends it again). A part of another crawl (from a process beside a
         load that died, still running) is dropped."""
+        if isinstance(part, MapCodings) and part.timestamp == self._loading:
+            for half in self._halves.get(part.version, ()):  # the half it follows
+                if "map" in half.fields:
+                    half.fields["map"].default.update(part.codings)
+            return
         if not isinstance(part, (Half, PreparedSnapshot)) or part.timestamp != self._loading:
             return
         if isinstance(part, Half):

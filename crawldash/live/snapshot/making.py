@@ -5,9 +5,10 @@ from that moment; then what follows it (``Later``).
 Where a load may run work ``beside`` itself (a process forked from the loader's child,
 ``loader/process.py``), the map and the breakdowns are made there while the rest is made
 here, on two cores: each half goes ahead on its own (a ``Half``), and the server serves
-the crawl once both are in. The codings of the snapshot are compressed in a thread once
-the crawl is sent (zlib and brotli release the GIL), beside what else follows it. On one
-core nothing is made side by side: the crawl's answers come first, what follows it after.
+the crawl once both are in; the map's codings follow its half (``MapCodings``). The
+codings of the snapshot are compressed in a thread once the crawl is sent (zlib and
+brotli release the GIL), beside what else follows it. On one core nothing is made side by
+side: the crawl's answers come first, what follows it after.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .breakdown import prepare_breakdowns
 from .catalog import NodeCatalog
 from .csv_records import CsvRecords
 from .map import prepare_map
-from .prepared import Ahead, Half, Later, NodeJson, PreparedSnapshot
+from .prepared import Ahead, Half, Later, MapCodings, NodeJson, PreparedSnapshot
 
 # Runs a function in a process of its own beside this one; returns a wait for its end
 # (True: it ended well), or None where no such process can be had (``process.forked``).
@@ -72,11 +73,12 @@ def in_two(
 
     def counted_ahead() -> None:
         made = counted()
-        # Small: their codings are made before they are sent.
-        for body in (made["map"], *made["breakdowns"].values()):
+        # Small: their codings are made before they are sent. The map's follow its half.
+        for body in made["breakdowns"].values():
             body.default.update(every_coding(body.default))
         assert ahead is not None
         ahead(Half(snapshot.timestamp, version, made))
+        ahead(MapCodings(snapshot.timestamp, version, every_coding(made["map"].default)))
 
     side_by_side = beside is not None and ahead is not None and cores > 1
     waiting = beside(counted_ahead) if beside is not None and side_by_side else None

@@ -92,11 +92,16 @@ class PreparedMap:
         default_factory=dict, compare=False, repr=False
     )
 
-    def body(self, match: str | None, coding: str) -> Representation:
+    def body(self, match: str | None, coding: str, identity_ok: bool = False) -> Representation:
         """The answer, with each group's ``matched`` count when ``match`` is given; such an
-        answer is compressed in the codings asked for only."""
+        answer is compressed in the codings asked for only. Without a match, in identity
+        where ``coding`` is not made yet (a new crawl's follow it) and the client takes
+        identity (``identity_ok``), else in ``coding``, made now if need be."""
         if match is None:
-            return self.default[coding]
+            made = self.default.get(coding)
+            if made is None and identity_ok:
+                return self.default["identity"]
+            return made or self.default[coding]
         found = self._matched.get(match)
         if found is None:
             if len(self._matched) >= MAX_MATCHES_KEPT:

@@ -161,6 +161,16 @@ class PreparedSnapshot:
 
 
 @dataclass(frozen=True)
+class MapCodings:
+    """The compressed codings of a new crawl's map, sent after the half that holds the map
+    (``making.in_two``): the crawl is served without them meanwhile."""
+
+    timestamp: int
+    version: FileVersion
+    codings: dict[str, Representation]
+
+
+@dataclass(frozen=True)
 class Half:
     """Answers of a crawl made by one of two processes that make them side by side and
     send them ahead (``making.in_two``): ``fields`` of its PreparedSnapshot, by name."""
