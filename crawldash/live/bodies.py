@@ -134,6 +134,16 @@ class Codings(dict[str, Representation]):
         return made
 
 
+def made_or_identity(
+    codings: Mapping[str, Representation], coding: str, identity_ok: bool
+) -> Representation | None:
+    """A body in ``coding`` if it is made, else in identity if the client takes it
+    (``identity_ok``): a new crawl's codings follow it, and until they come nothing of an
+    older crawl is sent. None: neither."""
+    body = codings.get(coding)
+    return codings["identity"] if body is None and identity_ok else body
+
+
 def every_coding(codings: Mapping[str, Representation]) -> dict[str, Representation]:
     """The codings of a body but identity (gzip and br), made now. Slow: off the loop."""
     identity = codings["identity"]

@@ -21,7 +21,7 @@ from .answers.profiles import Profiles
 from .answers.reasons import Evidence
 from .answers.trends import Trends
 from .answers.unique import UniqueCounts
-from .bodies import Representation, encoded, release_files
+from .bodies import Representation, encoded, made_or_identity, release_files
 from .snapshot.prepared import Later, PreparedSnapshot
 from .stores.earlier_crawls import OlderCrawls
 from .stores.history import History, HistoryEntry
@@ -82,8 +82,7 @@ class State(Alarms):
         served = self.snapshot
         if served is None:
             return None
-        body = served.representations.get(coding)
-        return served.identity if body is None and identity_ok else body
+        return made_or_identity(served.representations, coding, identity_ok)
 
     async def snapshot_in(self, coding: str, identity_ok: bool) -> Representation | None:
         """``snapshot_body``, the coding made now (in a thread) for a client that refuses

@@ -26,7 +26,7 @@ from operator import attrgetter, itemgetter
 import msgspec
 
 from ...models import NodeRow
-from ..bodies import Codings, Representation, encoded, represent
+from ..bodies import Codings, Representation, encoded, made_or_identity, represent
 
 DECIMALS = 1  # 0.1 degree: about 11 km, finer than a world map shows and coarser than GeoIP
 OVERLAYS = ("onion", "i2p", "cjdns")
@@ -98,10 +98,7 @@ class PreparedMap:
         where ``coding`` is not made yet (a new crawl's follow it) and the client takes
         identity (``identity_ok``), else in ``coding``, made now if need be."""
         if match is None:
-            made = self.default.get(coding)
-            if made is None and identity_ok:
-                return self.default["identity"]
-            return made or self.default[coding]
+            return made_or_identity(self.default, coding, identity_ok) or self.default[coding]
         found = self._matched.get(match)
         if found is None:
             if len(self._matched) >= MAX_MATCHES_KEPT:
@@ -238,11 +235,12 @@ def _placed(spot: tuple[float, float] | str, country: str | None) -> tuple[float
 
 
 def _most_common_at(counts: Counter[tuple[int, str | None]]) -> dict[int, str]:
-    """Per place, its most common value (``_most_common``'s rule), from the count of each
+    """Per place, its most common value, the first by name on a tie (rows come in a fresh
+    order each crawl, and the name must not change with it), from the count of each
     (place, value) pair; places without a value are left out. Passes in C: sorted by value
     from the last, then (stably) by count, the pair that wins a place comes last of its
     place's, and a dict keeps the last value given for a key."""
-    pairs = [(pair, number) for pair, number in counts.items() if pair[1]]
+    pairs = [(pair, nodes) for pair, nodes in counts.items() if pair[1]]
     pairs.sort(key=_value_of, reverse=True)
     pairs.sort(key=_count_of)
     return dict(map(itemgetter(0), pairs))
@@ -250,9 +248,3 @@ def _most_common_at(counts: Counter[tuple[int, str | None]]) -> dict[int, str]:
 
 def _value_of(item: tuple[tuple[int, str | None], int]) -> str:
     return item[0][1] or ""
-
-
-def _most_common(counts: Counter[str]) -> str | None:
-    """The most common value, the first by name on a tie: rows come in a fresh order
-    each crawl, and the name must not change with it."""
-    return min(counts.items(), key=lambda item: (-item[1], item[0]))[0] if counts else None
