@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from crawldash.crawl.decode import Rules
 from crawldash.crawl.files import LoadError
 from crawldash.live.bodies import CODINGS
 from crawldash.live.loader.client import LoaderClient
+from crawldash.live.loader.replies import packed, unpacked
 from crawldash.live.snapshot.making import in_two
 from crawldash.live.snapshot.prepared import Half, MapCodings, PreparedSnapshot, read_snapshot
 from crawldash.live.state import State
@@ -187,6 +189,27 @@ def test_the_snapshot_body_is_what_msgspec_encodes_the_crawl_to(tmp_path: Path):
         f"{onion}:8333",
         "b" * 52 + ".b32.i2p:1",
     ]
+
+
+def test_each_nodes_json_is_read_from_the_snapshot_body_it_crosses_in(tmp_path: Path):
+    crawl = [row(f"203.0.113.{i}", 8333 - i, agent=f'/Sa]t,[o"shi:{i}/') for i in range(40)]
+    crawl += [row("2001:DB8::7"), row("a" * 56 + ".onion", tor=True)]
+    path = write_snapshot(tmp_path, TS, export_body(list(reversed(crawl))))
+    snapshot, version = read_snapshot(path, Rules(10**6))
+    made, _ = in_two(snapshot, version)
+    assert made is not None
+    fd = os.memfd_create("reply")
+    os.write(fd, b"".join(packed(made)))
+    served = unpacked(fd, os.fstat(fd).st_size)
+    assert served.nodes.blob is served.identity.body  # the rows crossed once, in the body
+    assert list(served.nodes) == sorted(snapshot.nodes)
+    for position, address in enumerate(served.nodes):
+        assert served.nodes.row(position) == msgspec.json.encode(snapshot.nodes[address])
+        assert json.loads(served.nodes[address]) == msgspec.to_builtins(
+            snapshot.nodes[address].named()
+        )
+    with pytest.raises(KeyError):
+        served.nodes["203.0.113.99:8333"]
 
 
 def test_the_maps_codings_follow_the_half_that_holds_it(tmp_path: Path):

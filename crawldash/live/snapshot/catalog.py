@@ -98,15 +98,23 @@ class NodeCatalog:
 
     @classmethod
     def build(
-        cls, nodes: dict[str, NodeRow], networks: dict[str, str], *, with_csv: bool = True
+        cls,
+        nodes: dict[str, NodeRow],
+        networks: dict[str, str],
+        *,
+        with_csv: bool = True,
+        order: list[int] | None = None,
     ) -> NodeCatalog:
         """The columns of a crawl's nodes. Each column is made by passes in C (``map``,
         ``zip``, ``sorted``) over the rows or over a column's distinct values, with a
         Python step per node only where a value must be tested: a new crawl's columns are
         on the way to its being served. ``with_csv=False``: its CSV records are left to
-        make after (``CsvRecords.of``), as a new crawl's follow it."""
-        addresses = sorted(nodes)
-        rows = list(map(nodes.__getitem__, addresses))
+        make after (``CsvRecords.of``), as a new crawl's follow it. ``order``: the
+        crawl's positions by address (``by_address``), where the caller has them."""
+        crawled = list(nodes)
+        order = by_address(crawled) if order is None else order
+        addresses = list(map(crawled.__getitem__, order))
+        rows = list(map(list(nodes.values()).__getitem__, order))
         fields = columns_of(rows)
         agents = each_once(fields["user_agent"], lambda agent: (agent or "").lower())
         countries = each_once(
@@ -216,6 +224,11 @@ class NodeCatalog:
             at = len(texts)
             texts.extend(search[a:b] for a, b in pairwise(starts[at : at + STEP + 1]))
             yield
+
+
+def by_address(addresses: list[str]) -> list[int]:
+    """The positions of ``addresses`` in the order of the addresses (a catalog's order)."""
+    return sorted(range(len(addresses)), key=addresses.__getitem__)
 
 
 def _coded(column: Codes, kept: set[int], chunk: Iterable[int]) -> list[int]:

@@ -17,23 +17,19 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import msgspec
-
 from ...crawl.breakdown import networks_of
 from ...crawl.decode import Snapshot, tally_networks
 from ...crawl.files import FileVersion
-from ...models import ApiSnapshot
 from ..bodies import Codings, compressed, every_coding, represent
 from .breakdown import prepare_breakdowns
-from .catalog import NodeCatalog
+from .catalog import NodeCatalog, by_address
 from .csv_records import CsvRecords
 from .map import prepare_map
-from .prepared import Ahead, Half, Later, MapCodings, NodeJson, PreparedSnapshot
+from .prepared import Ahead, Half, Later, MapCodings, NodeJson, PreparedSnapshot, SnapshotBody
 
 # Runs a function in a process of its own beside this one; returns a wait for its end
 # (True: it ended well), or None where no such process can be had (``process.forked``).
 Beside = Callable[[Callable[[], None]], Callable[[], bool] | None]
-_encoder = msgspec.json.Encoder()
 
 
 def in_two(
@@ -82,17 +78,18 @@ def in_two(
 
     side_by_side = beside is not None and ahead is not None and cores > 1
     waiting = beside(counted_ahead) if beside is not None and side_by_side else None
-    rows = dict(zip(snapshot.nodes, map(_encoder.encode, snapshot.nodes.values()), strict=True))
-    identity = represent(snapshot_body(snapshot, rows), modified)
+    body = SnapshotBody.of(snapshot)
+    identity = represent(body.body, modified)
+    order = by_address(body.addresses)
     with ThreadPoolExecutor(1, thread_name_prefix="crawldash-compress") as pool:
-        catalog = NodeCatalog.build(snapshot.nodes, network, with_csv=False)
+        catalog = NodeCatalog.build(snapshot.nodes, network, with_csv=False, order=order)
         fields: dict[str, Any] = {
             "timestamp": snapshot.timestamp,
             "total_nodes": total,
             "latest_height": snapshot.latest_height,
             "skipped_rows": snapshot.skipped_rows,
             "representations": Codings(identity=identity),
-            "nodes": NodeJson.of(catalog.addresses, list(map(rows.__getitem__, catalog.addresses))),
+            "nodes": NodeJson.within(catalog.addresses, body, order),
             "networks": tally_networks(network.values()),
             "catalog": catalog,
             "version": version,
@@ -127,16 +124,3 @@ def in_two(
             csv,
         )
     return served, later
-
-
-def snapshot_body(snapshot: Snapshot, rows: dict[str, bytes]) -> bytes:
-    """``/api/snapshot``'s body, the bytes msgspec encodes an ``ApiSnapshot`` to, joined
-    from each node's row encoded (``rows``, by address, in the crawl's order), which the
-    crawl's node JSON is made of too: each row is encoded once. A canonical address needs
-    no escaping in JSON (digits, a-z, ``.``, ``:``, ``[`` and ``]``)."""
-    head = _encoder.encode(
-        ApiSnapshot(snapshot.timestamp, len(snapshot.nodes), snapshot.latest_height, {})
-    )
-    pairs = zip(map(str.encode, rows), rows.values(), strict=True)
-    members = b",".join(map(b'"%s":%s'.__mod__, pairs))
-    return head[: -len(b"}}")] + members + b"}}"

@@ -14,7 +14,6 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import msgspec
 from ...crawl.decode import Rules, Snapshot, decode_snapshot
 from ...crawl.files import FileVersion, read_file, snapshot_timestamp
 from ...crawl.spellings import Spellings
-from ...models import NodeRow
+from ...models import ApiSnapshot, NodeRow
 from ..bodies import CODINGS, Representation
 from .breakdown import PreparedBreakdown
 from .catalog import NodeCatalog
@@ -36,22 +35,33 @@ _row = msgspec.json.Decoder(NodeRow)
 
 class NodeJson(Mapping[str, bytes]):
     """Each node's JSON object by canonical address, as ``/api/check`` shows it. Packed:
-    the sorted addresses (shared with the catalog), one bytes object of each node's row
-    (the 13-field array of API v1, encoded in one pass in C), and offsets; each object is
-    made from its row when asked for. It crosses from the loader process as three objects
-    instead of two per node; a lookup is a binary search."""
+    the sorted addresses (shared with the catalog), and where each node's row (the
+    13-field array of API v1) is in the snapshot's body, which holds it verbatim: the rows
+    cross from the loader process inside the body, and no node has an object of its own
+    until asked for. A lookup is a binary search."""
 
-    def __init__(self, addresses: list[str], blob: bytes, starts: array[int]) -> None:
-        self.addresses, self.blob, self.starts = addresses, blob, starts
+    def __init__(
+        self,
+        addresses: list[str],
+        blob: bytes,
+        starts: array[int],
+        ends: array[int],
+        places: array[int],
+    ) -> None:
+        self.addresses, self.blob, self.places = addresses, blob, places
+        self.starts, self.ends = starts, ends
 
     @classmethod
-    def of(cls, addresses: list[str], rows: list[bytes]) -> NodeJson:
-        """From each node's row, encoded, in the order of ``addresses``."""
-        return cls(addresses, b"".join(rows), array("I", accumulate(map(len, rows), initial=0)))
+    def within(cls, addresses: list[str], body: SnapshotBody, order: list[int]) -> NodeJson:
+        """Each node's row where ``body`` holds it, for the catalog's ``addresses``:
+        ``order`` is the crawl's positions by address (``catalog.by_address``), which
+        those are."""
+        return cls(addresses, body.body, body.starts, body.ends, array("I", order))
 
     def row(self, position: int) -> bytes:
         """The node's row, as API v1 lists it."""
-        return self.blob[self.starts[position] : self.starts[position + 1]]
+        place = self.places[position]
+        return self.blob[self.starts[place] : self.ends[place]]
 
     def at(self, position: int) -> bytes:
         return _encoder.encode(_row.decode(self.row(position)).named())
@@ -68,8 +78,42 @@ class NodeJson(Mapping[str, bytes]):
     def __len__(self) -> int:
         return len(self.addresses)
 
-    def __reduce__(self) -> tuple[type[NodeJson], tuple[list[str], bytes, array[int]]]:
-        return NodeJson, (self.addresses, self.blob, self.starts)
+    def __reduce__(self) -> tuple[type[NodeJson], tuple[Any, ...]]:
+        return NodeJson, (self.addresses, self.blob, self.starts, self.ends, self.places)
+
+
+@dataclass(frozen=True)
+class SnapshotBody:
+    """``/api/snapshot``'s body, and where each node's row is in it, in the crawl's order:
+    ``body[starts[i]:ends[i]]`` is the row of ``addresses[i]``."""
+
+    body: bytes
+    addresses: list[str]
+    starts: array[int]
+    ends: array[int]
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> SnapshotBody:
+        """The bytes msgspec encodes an ``ApiSnapshot`` of the crawl to, made a member at a
+        time into one buffer, each row encoded into it in place, so that where each row is
+        is known. A canonical address needs no escaping in JSON (digits, a-z, ``.``,
+        ``:``, ``[`` and ``]``)."""
+        head = _encoder.encode(
+            ApiSnapshot(snapshot.timestamp, len(snapshot.nodes), snapshot.latest_height, {})
+        )
+        body = bytearray(head[: -len(b"}}")])
+        starts, ends = array("I"), array("I")
+        encode_into, started, ended = _encoder.encode_into, starts.append, ends.append
+        for address, node in snapshot.nodes.items():
+            body += b'"%s":' % address.encode()
+            started(len(body))
+            encode_into(node, body, -1)
+            ended(len(body))
+            body += b","
+        if snapshot.nodes:
+            del body[-1:]
+        body += b"}}"
+        return cls(bytes(body), list(snapshot.nodes), starts, ends)
 
 
 @dataclass(frozen=True)
