@@ -152,14 +152,17 @@ def run_archive(settings: ArchiveSettings) -> int:
         raise UsageError(f"--data-dir {settings.data_dir}: not a folder")
     try:
         done = backfill(
-            settings.data_dir, settings.archive_dir, settings.network, Rules(settings.max_file_size)
+            settings.data_dir,
+            settings.archive_dir,
+            settings.network,
+            Rules(settings.max_file_size, max_clock_skew=settings.max_clock_skew),
         )
     except OSError as exc:
         raise StartupError(f"--archive-dir {settings.archive_dir}: {exc}") from None
     for timestamp, why in sorted(done.refused.items()):
         log.warning("crawl %s not archived: %s", timestamp, why)
     log.info(
-        "archived %d crawls in %.1f s (%d were archived before, %d cannot be read)",
+        "archived %d crawls in %.1f s (%d were archived before; %d left out, each said above)",
         len(done.archived),
         done.seconds,
         done.skipped,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -22,6 +23,7 @@ from crawldash.archive.writing import archive_crawl, compact
 from crawldash.crawl.decode import Rules, decode_snapshot
 from crawldash.crawl.files import LoadError
 from tests.factories import row as export_row
+from tests.factories import write_snapshot
 from tests.test_archive import END, rows_per_crawl, write_crawls
 
 RULES = Rules(max_file_size=64 * 1024 * 1024)
@@ -74,6 +76,22 @@ def test_a_day_another_writer_begins_meanwhile_is_archived_once_per_crawl(tmp_pa
     folder = archive / "network=main" / f"date={day_of(other)}"
     assert sorted(os.listdir(folder)) == [MANIFEST, DAY_FILE]  # compacted
     assert sorted(map(int, json.loads((folder / MANIFEST).read_bytes())["crawls"])) == first_day
+
+
+def test_a_crawl_named_ahead_of_the_clock_is_left_for_a_later_run(tmp_path: Path) -> None:
+    data, archive = tmp_path / "data", tmp_path / "archive"
+    now = int(time.time())
+    near, far = now + 60, now + 400 * 86400  # within --max-clock-skew's default; a year on
+    for timestamp in (now - 600, near, far):
+        write_snapshot(data, timestamp, export_body([export_row("203.0.113.5")]))
+    done = backfill(data, archive, "main", RULES, processes=1)
+    assert sorted(done.archived) == [now - 600, near]
+    assert "ahead of this machine's clock" in done.refused[far]
+    assert far not in look(archive, "main").files
+    # Nothing later is archived: the day of the newest crawl is not taken for complete.
+    assert DAY_FILE not in os.listdir(archive / "network=main" / f"date={day_of(near)}")
+    again = backfill(data, archive, "main", Rules(RULES.max_file_size, max_clock_skew=10**9))
+    assert again.archived == [far]
 
 
 def export_body(rows: list[list[object]]) -> bytes:

@@ -31,7 +31,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..crawl.decode import Rules
-from ..crawl.files import list_data_dir
+from ..crawl.files import list_data_dir, named_ahead
 from ..live.loader.orphans import end_with_parent
 from . import parquet
 from .layout import PART, Contents, CrawlFile, day_of, locked, look
@@ -48,7 +48,7 @@ class Backfilled:
 
     archived: list[int] = field(default_factory=list)  # crawls written
     skipped: int = 0  # crawls archived before
-    refused: dict[int, str] = field(default_factory=dict)  # crawls that cannot be read
+    refused: dict[int, str] = field(default_factory=dict)  # crawls not archived, and why
     seconds: float = 0.0
 
 
@@ -86,8 +86,14 @@ def backfill(
     listing = list_data_dir(data_dir)
     with locked(archive_dir, network):
         contents = look(archive_dir, network)
-    wanted = sorted(t for t in listing.snapshots if t not in contents.files)
-    done.skipped = len(listing.snapshots) - len(wanted)
+    # A crawl named ahead of the clock is left for a later run, as the server leaves it:
+    # archived, it would be a day to come, and every day before it complete.
+    now, new = time.time(), [t for t in listing.snapshots if t not in contents.files]
+    for timestamp in new:
+        if error := named_ahead(timestamp, now, rules.max_clock_skew):
+            done.refused[timestamp] = str(error)
+    wanted = sorted(t for t in new if t not in done.refused)
+    done.skipped = len(listing.snapshots) - len(new)
     # days with parts, compacted once a crawl of a later day is archived
     loose = {day_of(t) for t, path in contents.files.items() if PART.fullmatch(path.name)}
     newest = contents.newest

@@ -19,7 +19,7 @@ import msgspec
 
 from ..models import ApiSnapshot, CrawlerStatus, NodeRow
 from .address import NETWORKS, AddressError, parse_address
-from .files import LoadError, read_file
+from .files import MAX_CLOCK_SKEW, LoadError, read_file
 from .rows import RowsDecoder, decode_keyed
 from .spellings import UNUSABLE, Spellings, each_spelled
 
@@ -40,10 +40,13 @@ class Rules:
 
     max_file_size: int
     allow_empty: bool = False  # serve crawls with no nodes (a crawler that found nothing)
+    # Seconds a crawl may be named ahead of this machine's clock: one named later is not
+    # served, counted or archived until the clock catches up (``files.named_ahead``).
+    max_clock_skew: int = MAX_CLOCK_SKEW
 
     @classmethod
     def of(cls, settings: Settings) -> Rules:
-        return cls(settings.max_file_size, settings.allow_empty_crawls)
+        return cls(settings.max_file_size, settings.allow_empty_crawls, settings.max_clock_skew)
 
 
 @dataclass(frozen=True)

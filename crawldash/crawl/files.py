@@ -18,6 +18,7 @@ from pathlib import Path
 STATUS_NAME = "status.json"
 NAME_SLACK = 600  # seconds a crawl may be named after its file was written (misnamed())
 _STEP = 1 << 20  # bytes read at a time from a file that grows while it is read
+MAX_CLOCK_SKEW = 3600  # seconds a crawl may be named ahead of the clock, by default
 CRAWLS_END = 253_402_300_800  # 10000-01-01T00:00:00Z: no date (an archive's day) names it
 _CRAWL_TIME = re.compile(r"[1-9][0-9]{0,11}")  # no leading zero: a crawl has one name
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .options import byte_size, option
+from .options import byte_size, option, whole_number
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,13 @@ class ArchiveSettings:
     )
     network: str = option(
         "main", "the network's name: its `network=NAME/` folder in the archive", env=None
+    )
+    max_clock_skew: int = option(
+        3600,
+        "seconds a crawl may be named ahead of this machine's clock; later ones are left "
+        "for a later run",
+        whole_number(0, 10**9),
+        env=None,
     )
     max_file_size: int = option(
         256 * 1024**2, "larger crawler files are skipped", byte_size, shown="`256M`", env=None

@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from ...crawl.decode import Rules, read_status
 from ...crawl.files import (
+    MAX_CLOCK_SKEW,
     STATUS_NAME,
     FileVersion,
     Listing,
@@ -71,7 +72,7 @@ class Refresher:
         rules: Rules,
         status_file: Path | None = None,
         counters: Counters | None = None,
-        max_clock_skew: int = 3600,
+        max_clock_skew: int = MAX_CLOCK_SKEW,
         clock: Callable[[], float] = time.time,
         pairing: Pairing | None = None,
     ) -> None:
