@@ -241,7 +241,7 @@ def serve_one(settings: Settings, reuse_port: bool) -> None:
     from .live.loader.head_start import start_newest_load
 
     first = folders[0].data_dir
-    start_newest_load(loader, first, Rules.of(settings), settings.max_clock_skew)
+    start_newest_load(loader, first, Rules.of(settings))
     from .app import create_app
     from .web import server
 

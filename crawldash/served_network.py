@@ -103,7 +103,6 @@ def build_network(settings: Settings, folder: NetworkFolder, shared: Shared) -> 
         rules=rules,
         status_file=folder.status_file,
         counters=shared.counters,
-        max_clock_skew=settings.max_clock_skew,
         pairing=Pairing(
             folder.crawl_dir or sibling_crawl_dir(data_dir),
             folder.propagation_dir,

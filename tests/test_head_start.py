@@ -75,7 +75,7 @@ async def test_a_crawl_rewritten_after_its_head_start_is_read_again(
     rewritten since (the crawler writes in place) is loaded again, not taken as served."""
     path = write_snapshot(data_dir, TS, export_body(rows(3)))
     loader = LoaderClient()
-    assert start_newest_load(loader, data_dir, Rules.of(settings), 3600) == path
+    assert start_newest_load(loader, data_dir, Rules.of(settings)) == path
     assert loader._ahead is not None
     loader._ahead[2].result(timeout=20)  # read and prepared: 3 nodes
     write_snapshot(data_dir, TS, export_body(rows(4)))

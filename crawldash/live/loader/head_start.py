@@ -19,21 +19,19 @@ from .client import LoaderClient
 from .new_crawl import load_new_crawl
 
 
-def start_newest_load(
-    loader: LoaderClient, data_dir: Path, rules: Rules, max_clock_skew: int
-) -> Path | None:
+def start_newest_load(loader: LoaderClient, data_dir: Path, rules: Rules) -> Path | None:
     """Give ``loader`` a head start on the newest snapshot file of ``data_dir``.
 
     Args:
         loader: the server's loader process (started by this).
         data_dir: the crawler's folder.
-        rules: what a crawl must be to be served, as the refresher applies them.
-        max_clock_skew: seconds a file may be named ahead of this machine's clock.
+        rules: what a crawl must be to be served (how far ahead of this machine's clock
+            it may be named too), as the refresher applies them.
 
     Returns:
         The file being loaded, or None if the folder has none (or cannot be listed).
     """
-    newest = newest_snapshot(data_dir, time.time(), max_clock_skew)
+    newest = newest_snapshot(data_dir, time.time(), rules.max_clock_skew)
     if newest is not None:
         loader.head_start(load_new_crawl, newest, rules)
     return newest

@@ -22,7 +22,6 @@ from typing import TypeVar
 
 from ...crawl.decode import Rules, read_status
 from ...crawl.files import (
-    MAX_CLOCK_SKEW,
     STATUS_NAME,
     FileVersion,
     Listing,
@@ -72,7 +71,6 @@ class Refresher:
         rules: Rules,
         status_file: Path | None = None,
         counters: Counters | None = None,
-        max_clock_skew: int = MAX_CLOCK_SKEW,
         clock: Callable[[], float] = time.time,
         pairing: Pairing | None = None,
     ) -> None:
@@ -84,7 +82,6 @@ class Refresher:
         # that it never waits behind a load; None: status.json in the data folder.
         self.status_file = status_file
         self.rules = rules
-        self.max_clock_skew = max_clock_skew
         self.clock = clock
         self.rejected = Rejections(clock)
         self.store = store
@@ -213,7 +210,7 @@ class Refresher:
         return present
 
     def _ahead(self, timestamp: int) -> LoadError | None:
-        return named_ahead(timestamp, self.clock(), self.max_clock_skew)
+        return named_ahead(timestamp, self.clock(), self.rules.max_clock_skew)
 
     async def poll_status(self) -> None:
         """Pick up a change of the status file: one stat, and never behind a load (the app
