@@ -19,10 +19,17 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from crawldash.archive import LOADER_PRELOAD
+from crawldash.archive.arriving import Target
 from crawldash.archive.layout import DAY_FILE, MANIFEST, PARTS, day_of, look
 from crawldash.archive.parquet import WINDOW, crawl_rows
+from crawldash.archive.view import archiving_loads
+from crawldash.crawl.decode import Rules
+from crawldash.live.loader.client import LoaderClient
+from crawldash.live.loader.new_crawl import load_new_crawl
+from crawldash.live.snapshot.prepared import Half
 from tests.conftest import Serve, eventually, until_served, watching
-from tests.factories import write_snapshot
+from tests.factories import export_body, rows, write_snapshot
 from tests.helpers import fetch, get, write_generated
 from tests.process import as_nobody, serving, shared_folder, wait_until
 from tests.process import watching as answering_changes
@@ -243,3 +250,41 @@ def metric(text: str, name: str) -> float | None:
 
 def _failures(base: str) -> float:
     return metric(fetch(f"{base}/metrics")[2].decode(), "crawldash_archive_failures_total") or 0.0
+
+
+async def test_an_archiving_load_sends_what_any_new_crawls_load_sends(
+    tmp_path: Path, data_dir: Path, archive_dir: Path
+) -> None:
+    """The archive costs a new crawl no freshness: its load sends the crawl ahead as a load
+    that does not archive sends it (on two cores, in halves made side by side), replies
+    the same, and then archives the crawl."""
+    path = write_snapshot(data_dir, END, export_body(rows(40)))
+    target = Target(archive_dir, "main", tmp_path / "outcome")
+    sent = []
+    for instead in (None, archiving_loads({data_dir: target})):
+        loader = LoaderClient()
+        loader.instead, loader.preload = instead, LOADER_PRELOAD
+        loader.start()
+        parts: list[object] = []
+        try:
+            reply = await loader.run(load_new_crawl, path, Rules(10**7), on_part=parts.append)
+        finally:
+            await loader.close()
+        # The halves come in either order: the two processes that make them race.
+        sent.append((sorted(map(_kind, parts)), type(reply)))
+    assert sent[1] == sent[0]
+    if len(os.sched_getaffinity(0)) > 1:  # the map and the breakdowns made beside the rest
+        assert "Half of breakdowns, map" in sent[1][0]
+
+    async def archived() -> bool:
+        return look(archive_dir, "main").files.keys() == {END}
+
+    await eventually(archived)
+    assert rows_per_crawl(archive_dir) == {END: 40}
+
+
+def _kind(part: object) -> str:
+    """What a part sent ahead is: its class, and for a Half the answers it holds."""
+    if isinstance(part, Half):
+        return "Half of " + ", ".join(sorted(part.fields))
+    return type(part).__name__

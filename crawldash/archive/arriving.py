@@ -1,5 +1,6 @@
 """Archiving each new crawl as the loader decodes it, so that it is decoded once: the
-loader's child prepares the crawl for serving and hands it over, and only then (in a
+loader's child loads the crawl as any new crawl is loaded (``load_new_crawl``: the crawl
+sent ahead in two halves made side by side) and hands it over, and only then (in a
 process forked from it, which the loader does not wait for: ``after_reply``) writes the
 crawl's part file, compacts a day it completed, and archives any crawl of the folder
 still missing (one skipped while another loaded, one whose write failed).
@@ -16,10 +17,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..crawl.decode import Rules, Snapshot, decode_snapshot
-from ..crawl.files import FileVersion, read_file, snapshot_timestamp
-from ..live.loader.process import after_reply, send_part
-from ..live.snapshot.prepared import PreparedSnapshot
+from ..crawl.decode import Rules, Snapshot
+from ..crawl.files import FileVersion
+from ..live.loader.new_crawl import learn_hosts, prepared, read_new_crawl
+from ..live.loader.process import AFTERWARDS, after_reply
+from ..live.snapshot.prepared import Later, PreparedSnapshot
 from .layout import CrawlFile, network_dir
 from .outcome import record
 
@@ -36,9 +38,9 @@ class Target:
     outcome: Path
 
 
-def load_and_archive(path: Path, rules: Rules, target: Target) -> PreparedSnapshot:
-    """``load_new_crawl`` (its first answers sent ahead), then (after the reply, in the
-    loader) archive the crawl.
+def load_and_archive(path: Path, rules: Rules, target: Target) -> PreparedSnapshot | Later:
+    """``load_new_crawl`` (the same decode, the crawl sent ahead in two halves made side by
+    side), then (after the reply, in the loader) archive the crawl.
 
     Args:
         path: the crawl file.
@@ -46,16 +48,20 @@ def load_and_archive(path: Path, rules: Rules, target: Target) -> PreparedSnapsh
         target: the network's archive.
 
     Returns:
-        The crawl, prepared for serving.
+        What ``load_new_crawl`` returns.
     """
-    timestamp = snapshot_timestamp(path.name)
-    if timestamp is None:
-        raise ValueError(f"{path.name} is not a snapshot file name")
-    data, version = read_file(path, rules.max_file_size)
-    snapshot = decode_snapshot(data, timestamp, rules.allow_empty)
-    prepared = PreparedSnapshot.prepare(snapshot, version, ahead=send_part)
+    snapshot, version = read_new_crawl(path, rules)
+    answer = prepared(snapshot, version)
     after_reply(lambda: archive_now(target, snapshot, version, path.parent, rules))
-    return prepared
+    return answer
+
+
+def _learn_hosts(path: Path, rules: Rules, _target: Target) -> None:
+    learn_hosts(path, rules)
+
+
+# As after a load that does not archive: the next crawl's hosts are spelled from these.
+AFTERWARDS[f"{load_and_archive.__module__}.{load_and_archive.__qualname__}"] = _learn_hosts
 
 
 def archive_now(

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import msgspec
 
-from ...crawl.decode import Rules
-from ...crawl.files import read_file
+from ...crawl.decode import Rules, Snapshot
+from ...crawl.files import FileVersion, read_file
 from ...crawl.spellings import Spellings
 from ..snapshot.making import in_two
 from ..snapshot.prepared import Later, PreparedSnapshot, read_snapshot
@@ -45,7 +45,18 @@ def load_new_crawl(path: Path, rules: Rules) -> PreparedSnapshot | Later:
         What follows the crawl sent ahead; or, if it could not be sent ahead, the whole
         crawl.
     """
-    snapshot, version = read_snapshot(path, rules, _learned)
+    return prepared(*read_new_crawl(path, rules))
+
+
+def read_new_crawl(path: Path, rules: Rules) -> tuple[Snapshot, FileVersion]:
+    """A new crawl, read and decoded: its hosts spelled from those of the last crawl loaded
+    (``learn_hosts``), with the version of the file read."""
+    return read_snapshot(path, rules, _learned)
+
+
+def prepared(snapshot: Snapshot, version: FileVersion) -> PreparedSnapshot | Later:
+    """A new crawl's answers, as ``load_new_crawl`` returns them (the crawl sent ahead in
+    two halves made side by side, where this runs in a child of the loader process)."""
     if not sends_parts():  # in a thread: the crawl is made here, whole
         served, later = in_two(snapshot, version)
         assert served is not None
