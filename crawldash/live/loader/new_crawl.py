@@ -26,9 +26,10 @@ class _Host(msgspec.Struct, array_like=True, forbid_unknown_fields=False, gc=Fal
     port: int
 
 
-# In the loader process, the hosts of the last crawl loaded, spelled (``learn_hosts``):
-# the child that loads the next crawl is forked with them.
-_learned: Spellings | None = None
+# In the loader process, the hosts of the last crawl loaded from each data folder (each
+# network's), spelled (``learn_hosts``): the child that loads the next crawl is forked with
+# them. One loader serves every network, whose crawls come in turn and share few hosts.
+_learned: dict[Path, Spellings] = {}
 
 
 def load_new_crawl(path: Path, rules: Rules) -> PreparedSnapshot | Later:
@@ -50,8 +51,8 @@ def load_new_crawl(path: Path, rules: Rules) -> PreparedSnapshot | Later:
 
 def read_new_crawl(path: Path, rules: Rules) -> tuple[Snapshot, FileVersion]:
     """A new crawl, read and decoded: its hosts spelled from those of the last crawl loaded
-    (``learn_hosts``), with the version of the file read."""
-    return read_snapshot(path, rules, _learned)
+    from its folder (``learn_hosts``), with the version of the file read."""
+    return read_snapshot(path, rules, _learned.get(path.parent))
 
 
 def prepared(snapshot: Snapshot, version: FileVersion) -> PreparedSnapshot | Later:
@@ -70,9 +71,9 @@ def learn_hosts(path: Path, rules: Rules) -> None:
     """In the loader process itself, after a crawl's load: each host of the crawl spelled
     canonically, so that the child that loads the next crawl, forked from it, spells most
     of its rows by a lookup each (consecutive crawls share most of their hosts; spelling
-    the others is on the way to the crawl's being served). Only the last crawl's are kept:
-    the memory of the process stays the size of one crawl's hosts."""
-    global _learned
+    the others is on the way to the crawl's being served). Only the last crawl's of each
+    folder are kept: the memory of the process stays the size of one crawl's hosts per
+    network."""
     try:
         data = read_file(path, rules.max_file_size)[0]
         rows = msgspec.json.decode(data, type=list[_Host])
@@ -80,7 +81,7 @@ def learn_hosts(path: Path, rules: Rules) -> None:
         return
     learned = Spellings()
     learned.addresses(rows)
-    _learned = learned
+    _learned[path.parent] = learned
 
 
 AFTERWARDS[f"{load_new_crawl.__module__}.{load_new_crawl.__qualname__}"] = learn_hosts
