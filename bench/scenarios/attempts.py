@@ -26,8 +26,9 @@ from pyroaring import BitMap
 
 from bench.config import REPO
 from bench.context import Bench
+from bench.load import free_port
 from bench.rows import Measure, Note, Row, Section, Unit
-from bench.scenarios.bridge_propagation import _free_port, _wait_for
+from bench.scenarios.bridge_propagation import _wait_for
 from crawldash.crawl.attempts import (
     FORMAT,
     FullCrawl,
@@ -88,7 +89,7 @@ def keep_cpu(keys: int) -> dict[str, float]:
     redis_server = shutil.which("redis-server")
     if redis_server is None:
         raise FileNotFoundError("redis-server")
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [redis_server, "--port", str(port), "--bind", "127.0.0.1", "--save", ""],
         stdout=subprocess.DEVNULL,

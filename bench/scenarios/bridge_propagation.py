@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from bench.config import REPO
 from bench.context import Bench
+from bench.load import free_port
 from bench.rows import Measure, Note, Row, Section, Unit
 from bench.servers import BOTH_CORES, spinners
 from crawldash.demo.fake_crawler import generate_crawls
@@ -108,7 +109,7 @@ def measure(keys: int = KEYS) -> dict[str, dict[str, float]]:
         raise FileNotFoundError("redis-server")
     cores = ["taskset", "-c", BOTH_CORES]  # this driver is pinned to one core: not these
     with tempfile.TemporaryDirectory(prefix="crawldash-bench-") as folder:
-        port = _free_port()
+        port = free_port()
         server = subprocess.Popen(
             [*cores, redis_server, "--port", str(port), "--bind", "127.0.0.1", "--save", ""],
             stdout=subprocess.DEVNULL,
@@ -198,14 +199,6 @@ def _cpu_seconds(client: redis.Redis) -> float:
     """The CPU time redis-server has used: its own work, which no bridge can take off it."""
     cpu = client.info("cpu")
     return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_for(port: int) -> None:
