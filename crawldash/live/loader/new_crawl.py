@@ -59,10 +59,7 @@ def prepared(snapshot: Snapshot, version: FileVersion) -> PreparedSnapshot | Lat
     """A new crawl's answers, as ``load_new_crawl`` returns them (the crawl sent ahead in
     two halves made side by side, where this runs in a child of the loader process)."""
     if not sends_parts():  # in a thread: the crawl is made here, whole
-        served, later = in_two(snapshot, version)
-        assert served is not None
-        later.add_to(served)
-        return served
+        return PreparedSnapshot.prepare(snapshot, version)
     cores = len(os.sched_getaffinity(0))  # 1: the loader shares the server's one core
     return in_two(snapshot, version, send_part, forked, cores)[1]
 

@@ -181,24 +181,20 @@ class PreparedSnapshot:
         return {a: _row.decode(self.nodes.row(i)) for i, a in enumerate(self.nodes.addresses)}
 
     @classmethod
-    def prepare(
-        cls, snapshot: Snapshot, version: FileVersion, ahead: Ahead | None = None
-    ) -> PreparedSnapshot:
-        """Every answer of a crawl, in every coding; slow for a large snapshot: run it off
-        the loop.
+    def prepare(cls, snapshot: Snapshot, version: FileVersion) -> PreparedSnapshot:
+        """Every answer of a crawl, in every coding, made here whole; slow for a large
+        snapshot: run it off the loop.
 
         Args:
             snapshot: the decoded crawl.
             version: of the file it was read from.
-            ahead: given the crawl as soon as every answer but the compressed codings is
-                made (``making.in_two``).
 
         Returns:
             Every answer of the crawl.
         """
         from .making import in_two  # it makes what this module describes
 
-        served, later = in_two(snapshot, version, ahead)
+        served, later = in_two(snapshot, version)
         assert served is not None  # made here whole: nothing was made beside
         later.add_to(served)
         return served
@@ -237,11 +233,10 @@ class Half:
 PREPARED_FIELDS = {field.name for field in fields(PreparedSnapshot)}
 
 
-def load_snapshot(path: Path, rules: Rules, ahead: Ahead | None = None) -> PreparedSnapshot:
-    """Read, decode and prepare a snapshot file: what the loader process runs (``ahead``:
-    as ``PreparedSnapshot.prepare`` takes it)."""
+def load_snapshot(path: Path, rules: Rules) -> PreparedSnapshot:
+    """Read, decode and prepare a snapshot file, whole."""
     snapshot, version = read_snapshot(path, rules)
-    return PreparedSnapshot.prepare(snapshot, version, ahead)
+    return PreparedSnapshot.prepare(snapshot, version)
 
 
 def read_snapshot(
