@@ -10,6 +10,10 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from crawldash.live.snapshot.csv_records import _cells, csv_safe
+
 from .conftest import Client, Serve, until_served
 from .factories import export_body, row, write_snapshot
 
@@ -71,3 +75,32 @@ async def test_hostile_text_is_neutralised_in_both_csvs_and_unchanged_in_json(
     assert {node["hostname"] for node in listed} >= {"=cmd|' /C notepad'!A1"}
     points = await (await client.get("/api/history?by=user_agent&top=50")).json()
     assert set(points[-1]["counts"]) == {*HOSTILE, SAFE, "unknown", "other"}
+
+
+def written(value: object) -> str:
+    """A cell as the csv module writes it in a record, text made safe first (a record of
+    one empty field is written ``""``: this one has another field after it)."""
+    out = io.StringIO()
+    cell = csv_safe(value) if isinstance(value, str) else value
+    csv.writer(out).writerow(["" if cell is None else cell, "end"])
+    return out.getvalue().removesuffix(",end\r\n")
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        ["a", "b", "a"],  # plain text: each is its own cell
+        ["a", None, "b"],  # with None
+        ["a", "=1+1", "b"],  # one formula: the column is written a value at a time
+        ["x\0=1", "y"],  # a NUL before a formula's start, inside one text
+        ["a,b", 'say "hi"', "line\nbreak", "cr\rx"],
+        ["-1", "+1", "@x", "\tx"],
+        [1, None, 2**64 - 1],
+        [-0.0, 0.0, 1.5, None],
+        [0.0, -0.0],  # equal, each spelled as it is
+        [None, None],
+        [7, "7", None],  # mixed kinds
+    ],
+)
+def test_each_column_is_written_as_the_csv_module_writes_it(column: list[object]):
+    assert _cells(column) == [written(value) for value in column]
