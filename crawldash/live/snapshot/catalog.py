@@ -3,13 +3,14 @@
 Built in the loader process with the rest of a prepared snapshot, and packed so that it
 crosses to the serving process as a few large objects, not one per node and field: taking
 a snapshot over holds the serving process's GIL for as long as unpickling it takes. Numbers
-are arrays; text with few distinct values (networks, countries, providers, user agents) is
-an array of codes into a tuple of values; the search text and the CSV records are one
-string and one bytes object each, with offsets. A text cell a spreadsheet would run as a
-formula is written with a leading ``'`` (``csv_safe``). A query is a few passes of comprehensions
-over these columns in an order sorted once per crawl, made STEP nodes at a time: a
-generator that yields between two steps, so that a query of a large crawl never holds the
-serving process's event loop for long.
+are arrays; text is an array of codes into a tuple of its distinct values (networks,
+countries, providers, user agents, hostnames); the CSV records are one bytes object, with
+offsets. A text cell a spreadsheet would run as a formula is written with a leading ``'``
+(``csv_safe``). Only what a new crawl's switch needs is made in the loader: the sort
+orders and the search texts are made in the serving process, once per crawl, when a query
+first needs them. A query is a few passes of comprehensions over these columns, made STEP
+nodes at a time: a generator that yields between two steps, so that a query of a large
+crawl never holds the serving process's event loop for long.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ from array import array
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import pairwise
 from typing import Any
 
 from ...models import NodeRow
-from .csv_records import CsvRecords, columns_of, each_once, offsets
+from .csv_records import CsvRecords, columns_of, each_once
 
 SORTS = ("address", "user_agent", "version", "height", "connected_since", "country")
 STEP = 4096  # nodes a query examines between two yields: a fraction of a millisecond
@@ -74,14 +74,13 @@ class NodeCatalog:
     countries: Codes  # upper case
     asns: Codes  # upper case
     agents: Codes  # lower case, "" for none
-    versions: array[int]
+    versions: array[int]  # -1 where the row gives none
     services: array[int]
-    search: (
-        str  # per node: address, hostname, user agent and organisation, lowercased; "\n" after each
-    )
-    search_starts: array[int]  # where each node's search text starts, and the end
+    heights: array[int]
+    since: array[int]  # connected_since, -1 where the row gives none
+    hostnames: Codes
+    orgs: Codes
     records: CsvRecords  # every node's CSV record (made after the rest, in a new crawl)
-    orders: dict[str, array[int]]  # positions in each sort order, ascending
     # Per node, a hash of the values a profile compares (``answers/profiles.py``): user
     # agent, version, services, country and ASN as held here, the numbers spelled out (the
     # hash of a number is no fingerprint: -1 and -2 share one, and so do 1 and 2**61). The
@@ -90,10 +89,12 @@ class NodeCatalog:
     # the loader's), so it only picks the nodes to compare value by value; two sets of
     # values that share one (a chance of one in 2**64) would hide a change.
     fingerprints: array[int]
-    # Each node's search text, cut from ``search`` by the crawl's first q search, in steps,
-    # in the serving process: a test per node is a fraction of the cost of mapping every
-    # hit in the one string back to its node, and cutting it in the loader would lengthen
-    # every load and the takeover of its result.
+    # Made in the serving process when a query first needs them, not in the loader: they
+    # are not on the way to a new crawl's switch, and most crawls are never searched so.
+    # Positions in each sort order but the address's (``order``), and each node's search
+    # text (address, hostname, user agent and organisation, lowercased: ``_texts_made``),
+    # the latter in steps, as queries that run side by side go on with it.
+    orders: dict[str, array[int]] = field(default_factory=dict, compare=False, repr=False)
     texts: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
@@ -123,18 +124,6 @@ class NodeCatalog:
         versions = each_once(fields["protocol_version"], _or_unknown)
         asns = each_once(fields["asn"], lambda asn: asn.upper() if asn else None)
         spelled = (each_once(versions, str), each_once(fields["services"], str))
-        columns: dict[str, Sequence[object]] = {
-            "user_agent": agents,
-            "version": versions,
-            "height": fields["height"],
-            "connected_since": [_or_unknown(since) for since in fields["connected_since"]],
-            "country": each_once(countries, lambda country: country or ""),
-        }
-        orders = {"address": array("I", range(len(rows)))}  # the addresses are sorted
-        for key, column in columns.items():
-            orders[key] = array("I", sorted(range(len(rows)), key=column.__getitem__))  # type: ignore[arg-type]
-        orders = {key: orders[key] for key in SORTS}
-        search = list(map(str.lower, map(" ".join, zip(addresses, *_texts(fields), strict=True))))
         return cls(
             addresses=addresses,
             networks=Codes.of(list(map(networks.__getitem__, addresses))),
@@ -143,10 +132,11 @@ class NodeCatalog:
             agents=Codes.of(agents),
             versions=array("q", versions),
             services=array("Q", fields["services"]),  # unsigned 64-bit, as sent
-            search="\n".join(search) + "\n" if search else "",
-            search_starts=offsets(map((1).__add__, map(len, search))),
+            heights=array("q", fields["height"]),
+            since=array("q", _known(fields["connected_since"])),
+            hostnames=Codes.of(fields["hostname"]),
+            orgs=Codes.of(fields["org"]),
             records=CsvRecords.of(nodes) if with_csv else CsvRecords(),
-            orders=orders,
             fingerprints=array("q", map(hash, zip(agents, countries, asns, *spelled, strict=True))),
         )
 
@@ -176,16 +166,14 @@ class NodeCatalog:
         """What ``matching`` returns, made STEP nodes at a time: the generator yields
         between two steps (a caller on the event loop lets other requests in there) and
         returns the positions."""
-        order = self.orders[sort]
+        order = self.order(sort)
         if descending:
             order = order[::-1]
         tests = self._tests(wanted)
         if not tests:
             return list(order)
         if wanted.q is not None:
-            if "\n" in wanted.q:  # every node's text ends with one: nothing holds it inside
-                return []
-            yield from self._cut_texts()
+            yield from self._texts_made()
         found: list[int] = []
         for start in range(0, len(order), STEP):
             chunk: Iterable[int] = order[start : start + STEP]
@@ -215,14 +203,43 @@ class NodeCatalog:
             tests.append(partial(_holding, self.texts, wanted.q))
         return tests
 
-    def _cut_texts(self) -> Generator[None, None, None]:
-        """Cut ``texts`` out of ``search``, STEP nodes a step, unless done: queries that
-        run side by side carry on each other's cutting, each step starting where the last
-        ended."""
-        texts, search, starts = self.texts, self.search, self.search_starts
-        while len(texts) < len(self.addresses):
+    def order(self, sort: str) -> array[int]:
+        """The positions in a sort order (one of SORTS), ascending: ties in address order.
+        Made the first time it is asked for (one sort, in C)."""
+        if sort == "address":  # the addresses are sorted
+            return array("I", range(len(self.addresses)))
+        made = self.orders.get(sort)
+        if made is None:
+            keys = self._sort_keys(sort)
+            made = self.orders[sort] = array("I", sorted(range(len(keys)), key=keys.__getitem__))
+        return made
+
+    def _sort_keys(self, sort: str) -> Sequence[Any]:
+        if sort == "user_agent":  # lowercased, "" for none
+            return list(map(self.agents.values.__getitem__, self.agents.codes))
+        if sort == "country":
+            spelled = tuple(country or "" for country in self.countries.values)
+            return list(map(spelled.__getitem__, self.countries.codes))
+        columns = {"version": self.versions, "height": self.heights, "connected_since": self.since}
+        if sort not in columns:
+            raise ValueError(f"no sort order {sort!r}: one of {', '.join(SORTS)}")
+        return columns[sort]
+
+    def _texts_made(self) -> Generator[None, None, None]:
+        """Make ``texts``, STEP nodes a step, unless made: queries that run side by side
+        carry on each other's making, each step starting where the last ended. A node's
+        parts are lowercased one by one, as the whole text would be."""
+        texts, addresses = self.texts, self.addresses
+        if len(texts) == len(addresses):
+            return
+        columns = [
+            (tuple(map(_lowered, codes.values)), codes.codes)
+            for codes in (self.hostnames, self.agents, self.orgs)
+        ]
+        while len(texts) < len(addresses):
             at = len(texts)
-            texts.extend(search[a:b] for a, b in pairwise(starts[at : at + STEP + 1]))
+            parts = (map(values.__getitem__, codes[at : at + STEP]) for values, codes in columns)
+            texts.extend(map(" ".join, zip(addresses[at : at + STEP], *parts, strict=True)))
             yield
 
 
@@ -248,9 +265,15 @@ def _holding(texts: list[str], q: str, chunk: Iterable[int]) -> list[int]:
     return [i for i in chunk if q in texts[i]]
 
 
-def _texts(fields: dict[str, Sequence[Any]]) -> list[list[str]]:
-    """The columns a q search reads beside the address, "" for none."""
-    return [[text or "" for text in fields[name]] for name in ("hostname", "user_agent", "org")]
+def _lowered(text: str | None) -> str:
+    return (text or "").lower()
+
+
+def _known(numbers: Sequence[int | None]) -> Sequence[int]:
+    """A column of numbers, -1 for each None (passes in C where there is none)."""
+    if None not in numbers:
+        return numbers  # type: ignore[return-value]  # int alone
+    return [_or_unknown(number) for number in numbers]
 
 
 def _or_unknown(number: int | None) -> int:
