@@ -206,12 +206,14 @@ class NodeCatalog:
     def order(self, sort: str) -> array[int]:
         """The positions in a sort order (one of SORTS), ascending: ties in address order.
         Made the first time it is asked for (one sort, in C)."""
-        if sort == "address":  # the addresses are sorted
-            return array("I", range(len(self.addresses)))
         made = self.orders.get(sort)
         if made is None:
-            keys = self._sort_keys(sort)
-            made = self.orders[sort] = array("I", sorted(range(len(keys)), key=keys.__getitem__))
+            if sort == "address":  # the addresses are sorted: their order is the positions'
+                made = array("I", range(len(self.addresses)))
+            else:
+                keys = self._sort_keys(sort)
+                made = array("I", sorted(range(len(keys)), key=keys.__getitem__))
+            self.orders[sort] = made
         return made
 
     def _sort_keys(self, sort: str) -> Sequence[Any]:
