@@ -91,9 +91,9 @@ class NodeCatalog:
     fingerprints: array[int]
     # Made in the serving process when a query first needs them, not in the loader: they
     # are not on the way to a new crawl's switch, and most crawls are never searched so.
-    # Positions in each sort order but the address's (``order``), and each node's search
-    # text (address, hostname, user agent and organisation, lowercased: ``_texts_made``),
-    # the latter in steps, as queries that run side by side go on with it.
+    # Positions in each sort order (``order``), and each node's search text (address,
+    # hostname, user agent and organisation, lowercased: ``_texts_made``), the latter in
+    # steps, as queries that run side by side go on with it.
     orders: dict[str, array[int]] = field(default_factory=dict, compare=False, repr=False)
     texts: list[str] = field(default_factory=list, compare=False, repr=False)
 
@@ -230,7 +230,8 @@ class NodeCatalog:
     def _texts_made(self) -> Generator[None, None, None]:
         """Make ``texts``, STEP nodes a step, unless made: queries that run side by side
         carry on each other's making, each step starting where the last ended. A node's
-        parts are lowercased one by one, as the whole text would be."""
+        parts are lowercased one by one, as the whole text would be (its address is
+        canonical, lowercase already)."""
         texts, addresses = self.texts, self.addresses
         if len(texts) == len(addresses):
             return
