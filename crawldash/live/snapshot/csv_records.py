@@ -87,8 +87,8 @@ def each_once(column: Sequence[T], change: Callable[[T], V]) -> list[V]:
 def _csv_lines(addresses: list[str], fields: dict[str, Sequence[Any]]) -> list[str]:
     """Each node's CSV record, ended by CRLF, as the csv module writes it (RFC 4180: a
     field quoted where it holds a comma, a quote or a line break, a quote doubled; numbers
-    by ``str``; None empty), text made ``csv_safe``. Written by column, each distinct
-    value once, then joined by row in C: the module takes a Python step per cell."""
+    by ``str``; None empty), text made ``csv_safe``. Written by column (``_cells``), then
+    joined by row in C: the module takes a Python step per cell."""
     cells = [_cells(addresses), *(_cells(fields[name]) for name in FIELDS)]
     return list(map("{}\r\n".format, map(",".join, zip(*cells, strict=True))))
 
