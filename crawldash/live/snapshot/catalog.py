@@ -121,7 +121,7 @@ class NodeCatalog:
         countries = each_once(
             fields["country"], lambda country: country.upper() if country else None
         )
-        versions = each_once(fields["protocol_version"], _or_unknown)
+        versions = _known(fields["protocol_version"])
         asns = each_once(fields["asn"], lambda asn: asn.upper() if asn else None)
         spelled = (each_once(versions, str), each_once(fields["services"], str))
         return cls(
