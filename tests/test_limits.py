@@ -22,7 +22,7 @@ from crawldash.live.stores.index_files import HistoryStore
 
 from .factories import export_body, rows, write_snapshot, write_status
 from .helpers import fetch
-from .process import as_nobody, free_port, serving, shared_folder, wait_until
+from .process import PATIENCE, as_nobody, free_port, serving, shared_folder, wait_until
 
 NOW = int(time.time()) // 600 * 600
 
@@ -80,6 +80,39 @@ def test_connections_past_the_limit_are_refused_at_once(tmp_path: Path):
             sock.close()
         wait_until(lambda: fetch(f"{base}/api/status")[0] == 200)
     assert "open_files=1024 max_connections=512" in logs[0]
+    assert len(logs[0].splitlines()) < 20
+
+
+@pytest.mark.slow  # opens 1,100 connections, and its stop takes seconds
+@pytest.mark.serial  # as above: the burst must use up the server's open files
+def test_a_stop_as_open_files_run_out_logs_no_traceback(tmp_path: Path):
+    """Stopped the moment a burst of connections used up its open files, while a client that
+    reads nothing holds the stop for seconds: asyncio's retries of accept(), due after the
+    listening socket closed, log nothing (they raised ValueError in the loop, a traceback
+    each, before crawldash's loop dropped them)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))  # for our clients
+    data = tmp_path / "data"
+    write_snapshot(data, NOW, export_body(rows(20_000)))  # more than the sockets' buffers
+    logs: list[str] = []
+    clients: list[socket.socket] = []
+    prefix = ("prlimit", "--nofile=1024:1024")
+    try:
+        with serving(data, tmp_path / "state", logs=logs, prefix=prefix) as base:
+            port = int(base.rpartition(":")[2])
+            stalled = socket.socket()
+            clients.append(stalled)
+            stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            stalled.settimeout(PATIENCE)
+            stalled.connect(("127.0.0.1", port))
+            stalled.sendall(b"GET /api/snapshot HTTP/1.1\r\nHost: c\r\n\r\n")
+            assert stalled.recv(1, socket.MSG_PEEK) == b"H"  # its answer is under way
+            for _ in range(1100):
+                clients.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+    finally:
+        for sock in clients:
+            sock.close()
+    assert "Invalid file descriptor" not in logs[0]
     assert len(logs[0].splitlines()) < 20
 
 

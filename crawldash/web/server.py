@@ -124,6 +124,18 @@ class _ConnectionLimit:
         self._lost(handler, exc)
 
 
+class _Loop(asyncio.SelectorEventLoop):
+    """asyncio's event loop, with one mend. When accept() finds no descriptor free, asyncio
+    (before CPython gh-151615) schedules a retry of its listening socket for each turn left
+    in its accept loop, so up to ``backlog`` retries wait a second; those that come due
+    after the server closed the socket (a stop while descriptors ran out) each raised
+    ValueError in the loop and logged a traceback. A retry for a closed socket is dropped."""
+
+    def _start_serving(self, protocol_factory: Any, sock: Any, *args: Any, **kwargs: Any) -> None:
+        if sock.fileno() != -1:
+            super()._start_serving(protocol_factory, sock, *args, **kwargs)  # type: ignore[misc]
+
+
 def run(
     app: web.Application,
     *,
@@ -136,7 +148,8 @@ def run(
     """Serve ``app`` until SIGINT or SIGTERM; StartupError if it cannot listen.
     ``on_listening`` is called once the socket listens (the app has started by then)."""
     sys.setswitchinterval(SWITCH_INTERVAL)
-    asyncio.run(_serve(app, host, port, max_connections, reuse_port, on_listening))
+    with asyncio.Runner(loop_factory=_Loop) as runner:
+        runner.run(_serve(app, host, port, max_connections, reuse_port, on_listening))
 
 
 async def _serve(
