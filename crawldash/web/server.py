@@ -76,6 +76,16 @@ class _OneShape(RequestHandler):
         super().handle_error(request, status, exc, message)
         return http_error(status, message)
 
+    async def shutdown(self, timeout: float | None = 15.0) -> None:  # noqa: ASYNC109 (aiohttp's)
+        # aiohttp gives a request under way ``timeout``, then as long again to end once
+        # cancelled (an answer waiting on a reader that reads nothing never ends): the stop
+        # gives it ``timeout`` in all, then closes its connection.
+        try:
+            async with asyncio.timeout(timeout):
+                await super().shutdown(timeout)
+        except TimeoutError:
+            self.force_close()
+
     async def finish_response(
         self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
     ) -> tuple[web.StreamResponse, bool]:
