@@ -62,8 +62,7 @@ def test_unreadable_entries_as_another_user(folder: Path):
 def test_connections_past_the_limit_are_refused_at_once(tmp_path: Path):
     """Under systemd's default of 1,024 open files, 1,100 idle connections leave the server
     answering: those past the limit get a 503 at once, and nothing floods the log."""
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))  # for our clients
+    room_for_clients()
     data = tmp_path / "data"
     write_snapshot(data, NOW, export_body(rows(3)))
     logs: list[str] = []
@@ -92,8 +91,7 @@ def test_a_stop_as_open_files_run_out_is_quick_and_quiet(tmp_path: Path):
     alone gave it as long again once cancelled), and asyncio's retries of accept(), due
     after the listening socket closed, log nothing (each logged a traceback before the
     server's loop dropped them)."""
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))  # for our clients
+    room_for_clients()
     data = tmp_path / "data"
     write_snapshot(data, NOW, export_body(rows(20_000)))  # more than the sockets' buffers
     logs: list[str] = []
@@ -151,6 +149,12 @@ def test_stops_in_seconds_with_200_subscribers(tmp_path: Path):
         server.wait()
         for sock in streams:
             sock.close()
+
+
+def room_for_clients() -> None:
+    """Let this process open the clients of a burst past the server's 1,024 open files."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
 
 
 def get_or_none(url: str) -> int | None:
