@@ -1,8 +1,8 @@
 """The loader process: new snapshots are decoded, indexed, encoded and compressed in a
 process of its own, so that a large crawl never holds the serving process's GIL.
 
-Started once (``python -m crawldash.live.loader.process``; SCHED_BATCH at the server's
-niceness, in 0.1 ms slices: a fair share of a busy core, but answering comes first), it
+Started once (``python -m crawldash.live.loader.process``; SCHED_BATCH, a little nicer
+than the server, in 0.1 ms slices: a fair share of a busy core), it
 imports the loading code and forks a child per load, so that the memory a load needed is
 given back when it ends.
 Calls go over a Unix socket, one at a time; each reply comes back as an in-memory file,

@@ -22,14 +22,17 @@ server closes its end.
 
 A load must finish on a machine whose every core is busy (bitnodes' crawler runs beside
 crawldash), and must not slow the answers when it shares a core with the server. So the
-process keeps the server's niceness, and so its fair share of a busy core, but takes the
-SCHED_BATCH policy: the kernel never lets a batch task preempt another on waking, while a
-waking server thread preempts it at once. (SCHED_IDLE, tried before, gets only the time
-nothing else wants: on a crawler's machine there is none, and new crawls waited behind the
-crawler.) How long a load then keeps the core from the server is its scheduler slice
-(some milliseconds by default): the process asks for the shortest the kernel grants (0.1 ms;
-Linux 6.12 and later, for any user); where the kernel refuses or predates it, loads run
-with the default slice.
+process runs a little nicer than the server (``client.LOADER_NICENESS``), a fair share of
+a busy core, under the SCHED_BATCH policy: the kernel never lets a batch task preempt
+another on waking. (SCHED_IDLE, tried before, gets only the time nothing else wants: on a
+crawler's machine there is none, and new crawls waited behind the crawler; nor may a
+process leave it when starved, unless its RLIMIT_NICE allows.) The process asks for the
+shortest scheduler slice the kernel grants (0.1 ms; Linux 6.12 and later, for any user;
+where the kernel refuses or predates it, loads run with the default slice), a trade: a
+load that shares a core with the server gets its share in short turns, and its deadline
+comes before a waking server thread's, which then waits for the load's turn to end, seen
+by the kernel at its next tick (4 ms at 250 Hz). With the default slice the waking server
+came first, but new crawls were served later beside the requests (docs/architecture.md).
 """
 
 from __future__ import annotations
