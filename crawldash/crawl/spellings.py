@@ -95,9 +95,12 @@ class Spellings:
         known = self.by_port.setdefault(port, {})
         address = known.get(host)
         if address is None:
-            address = known[host] = spelled(host, port)
+            address = spelled(host, port)
             if address != UNUSABLE:
                 self.networks[address] = NETWORK_INDEX[network_of(host_of(address))]
+            # Last: a count in another thread that finds the host (``addresses``) then
+            # looks up its network, which must be there already.
+            known[host] = address
         return address
 
 
