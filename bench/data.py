@@ -133,7 +133,10 @@ def write(path: Path, body: bytes, timestamp: int) -> None:
 
 
 def write_crawl(folder: Path, timestamp: int, body: bytes) -> None:
-    """As a crawler writes one: to a temporary name, then renamed into place."""
+    """Written to a temporary name, then renamed into place, so that a written -> served
+    figure starts at one moment. bitnodes' export writes in place instead (``open`` then
+    ``json.dump``), which crawldash serves no later: the watcher waits for the writes to
+    go quiet, and a half-written file is never served (``tests/test_freshness.py``)."""
     temp = folder / f".{timestamp}.tmp"
     temp.write_bytes(body)
     os.replace(temp, folder / f"{timestamp}.json")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import statistics
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -257,8 +258,35 @@ def targets_summary(rows: list[Row]) -> list[str]:
     return [f"targets: {aimed - len(missed)} of {aimed} met", *missed]
 
 
+REPOSITORY = Path(__file__).resolve().parents[1]  # the checkout bench/ is in
+
+
 def write_markdown(path: Path, config: Config, lines: list[str]) -> None:
     path.write_text("\n".join(header(config) + lines) + "\n")
+
+
+def measured_code(root: Path = REPOSITORY) -> str:
+    """The commit measured, and whether the tree had changes beside it: a figure is of
+    that code, not of whatever the file is read beside."""
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(
+                ["git", *args],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        except OSError:  # no git here
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return "not a git checkout"
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", "crawldash", "bench")
+    return f"commit {commit}" + (", with uncommitted changes" if changed else "")
 
 
 def header(config: Config) -> list[str]:
@@ -281,6 +309,7 @@ def header(config: Config) -> list[str]:
         "",
         f"- machine: {os.cpu_count()} cores, {cpu}, Linux {platform.release()}",
         f"- Python {platform.python_version()}, aiohttp {aiohttp.__version__}",
+        f"- code: {measured_code()}",
         f"- command: `{command}` (BENCH_RUNS={config.runs}, BENCH_SECONDS={config.seconds})",
         f"- data: {config.history_files:,} crawl files in a real bitnodes export's shape and "
         "size (15,000 nodes, ~2.7 MB; `bench/export_shape.py`: each crawl's rows in a fresh "
