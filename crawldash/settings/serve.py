@@ -91,8 +91,9 @@ class Settings(LiveCheckSettings):
     history_size: int = option(8640, "crawls kept in the history", whole_number(1, 10_000_000))
     history_answers: int = option(
         64 * 1024**2,
-        "bytes of `/api/history` answers kept until the next crawl, for repeated queries "
-        "(bytes, or with K, M, G); the least recently asked for are given up first",
+        "bytes of `/api/history` answers kept until the next crawl, for repeated queries, "
+        "the queries they are kept by counted too (bytes, or with K, M, G); the least "
+        "recently asked for are given up first",
         byte_size,
         shown="`64M`",
     )

@@ -2,13 +2,14 @@
 instance meets the same few over and over: a country's nodes, those with a service, a
 CSV export) is answered from bytes instead of a search over every node.
 
-Two kinds are kept, in one budget of bytes, the least recently asked for given up first:
-the positions a filter matched, keyed by the parsed (normalised) filter and order, which
-every page and format of the same filter shares; and each answer as sent, keyed by its
-raw query string and the base its links are made from, as a ``BodyFile``: a large one
-(a CSV export) is sent from its memory file, which is counted in the budget beside its
-bytes and closed when the answer is given up. All are dropped when another crawl is
-served. An answer made for a crawl replaced meanwhile is not kept.
+Two kinds are kept, in one budget of bytes (their keys counted too: ``KeptAnswers``), the
+least recently asked for given up first: the positions a filter matched, keyed by the
+parsed (normalised) filter and order, which every page and format of the same filter
+shares; and each answer as sent, keyed by its raw query string and the base its links are
+made from, as a ``BodyFile``: a large one (a CSV export) is sent from its memory file,
+which is counted in the budget beside its bytes and closed when the answer is given up.
+All are dropped when another crawl is served. An answer made for a crawl replaced
+meanwhile is not kept.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class NodeAnswers:
     @property
     def bytes(self) -> int:
         return self._kept.bytes
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
     def get(self, served: PreparedSnapshot, ask: Hashable) -> Kept | None:
         """What was kept for ``ask`` of the crawl ``served``, if anything.

@@ -4,7 +4,9 @@ changes within a budget of bytes, the least recently asked for given up first.
 
 A count of answers bounds nothing: one answer over a long history, by many values, is a
 thousand times another. A budget of bytes bounds the memory a client asking for distinct
-answers, one after another, can make the server hold.
+answers, one after another, can make the server hold: each answer's bytes, and what it is
+kept by, the text of which the client chose (a query string it may pad, a header), with
+what an entry holds beside (``ENTRY_BYTES``): an answer of no bytes is not free to keep.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ Steps = Generator[None, None, T]  # yields between two steps, returns what was m
 # costs a fraction of the time a cheap request may wait.
 COMPRESS_STEP = 64 * 1024
 _GZIP_WRAPPER = 31  # zlib's window bits that write a gzip header and trailer
+# What an entry holds beside its answer's bytes and its key's text: the key's tuple and
+# strings' headers, the answer's object, the ordered dict's slot and links.
+ENTRY_BYTES = 512
 
 
 class KeptAnswers(Generic[V]):
@@ -43,8 +48,9 @@ class KeptAnswers(Generic[V]):
         self._size = size
         self._given_up = given_up
         self._answers: OrderedDict[Hashable, V] = OrderedDict()
+        self._costs: dict[Hashable, int] = {}  # each entry's bytes, counted in ``bytes``
         self._made_at = -1  # the history's change count the answers were made at
-        self.bytes = 0  # the size of the answers kept
+        self.bytes = 0  # the bytes of the answers kept, their keys and entries
 
     def __len__(self) -> int:
         return len(self._answers)
@@ -74,22 +80,33 @@ class KeptAnswers(Generic[V]):
         self._follow(changes)
         old = self._answers.pop(ask, None)
         if old is not None:
-            self._drop(old, given_up=old is not answer)  # the same answer again stays
+            self._drop(ask, old, given_up=old is not answer)  # the same answer again stays
         self._answers[ask] = answer
-        self.bytes += self._size(answer)
+        cost = self._costs[ask] = self._size(answer) + key_bytes(ask) + ENTRY_BYTES
+        self.bytes += cost
         while self.bytes > self.max_bytes:
-            self._drop(self._answers.popitem(last=False)[1])
+            self._drop(*self._answers.popitem(last=False))
 
-    def _drop(self, answer: V, given_up: bool = True) -> None:
-        self.bytes -= self._size(answer)
+    def _drop(self, ask: Hashable, answer: V, given_up: bool = True) -> None:
+        self.bytes -= self._costs.pop(ask)
         if given_up and self._given_up is not None:
             self._given_up(answer)
 
     def _follow(self, changes: int) -> None:
         if changes != self._made_at:
             while self._answers:
-                self._drop(self._answers.popitem()[1])
+                self._drop(*self._answers.popitem())
             self._made_at = changes
+
+
+def key_bytes(ask: Hashable) -> int:
+    """The text a key holds (its strings and bytes, in tuples at any depth): what a client
+    chose, such as a raw query string, and may make as long as a request line allows."""
+    if isinstance(ask, (str, bytes)):
+        return len(ask)
+    if isinstance(ask, tuple):
+        return sum(map(key_bytes, ask))
+    return 0
 
 
 def body_size(answer: Representation) -> int:
