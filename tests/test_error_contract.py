@@ -156,6 +156,10 @@ async def test_no_request_gets_a_500(client: Client, data_dir):
         "/api/unique?window=" + "9" * 5000,
         "/api/history?by=user_agent&match=%00%ff",
         "/api/history?by=asn&top=" + "9" * 5000,
+        "/api/nodes?version=" + "9" * 5000,  # past the digits Python reads into an int
+        "/api/nodes?limit=" + "9" * 5000,
+        "/api/nodes?page=" + "9" * 5000,
+        "/api/breakdown?by=country&limit=" + "9" * 5000,
     ]
     for path in odd:
         response = await client.get(path)

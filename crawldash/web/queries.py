@@ -208,7 +208,10 @@ def nodes_query(raw_query: str) -> NodesQuery:
     if asn is not None and asn_match is None:
         raise ApiError(400, "invalid_asn", "asn must be AS followed by a number, e.g. AS3320")
     version = one_value(query, "version")
-    if version is not None and whole_number(version) is None:
+    # A number past any protocol version's digits stands for a very large one (it matches
+    # no node): Python refuses to read a number of thousands of digits.
+    version_number = None if version is None else whole_number(version)
+    if version is not None and version_number is None:
         raise ApiError(400, "invalid_version", "version must be a protocol version, e.g. 70016")
     services = one_value(query, "services")
     if services is not None and services.upper() not in SERVICE_NAMES:
@@ -228,7 +231,7 @@ def nodes_query(raw_query: str) -> NodesQuery:
         country=country.upper() if country else None,
         asn=f"AS{asn_match.group(1)}" if asn_match else None,
         user_agent=text_value(query, "user_agent"),
-        version=int(version) if version is not None else None,
+        version=version_number,
         services=1 << SERVICE_NAMES[services.upper()] if services is not None else None,
         q=text_value(query, "q"),
     )
