@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from operator import is_not
 
 import msgspec
 from aiohttp import hdrs, web
@@ -19,7 +20,9 @@ _encoder = msgspec.json.Encoder()
 
 
 class Networks:
-    """The list, encoded at most once a second (it holds ages), and the ``/n/`` catch-all."""
+    """The list, encoded at most once a second (it holds ages) and again as soon as a
+    network serves a new crawl (an answer never names an older crawl than one before it),
+    and the ``/n/`` catch-all."""
 
     def __init__(
         self, networks: Sequence[tuple[str, State]], live_checks: frozenset[str] = frozenset()
@@ -27,13 +30,16 @@ class Networks:
         self.networks = networks
         self.live_checks = live_checks  # the networks whose live check is on
         self.names = frozenset(name for name, _ in networks)
-        self._body: tuple[int, Representation] | None = None
+        # The second it was made in, each network's crawl served then, and the listing.
+        self._body: tuple[int, list[object], Representation] | None = None
 
     async def listing(self, request: web.Request) -> web.Response:
         now = int(time.time())
-        if self._body is None or self._body[0] != now:
-            self._body = (now, represent(_encoder.encode(self.body(now)), now))
-        return respond(request, self._body[1], "no-cache")
+        served: list[object] = [state.snapshot for _, state in self.networks]
+        made = self._body
+        if made is None or made[0] != now or any(map(is_not, made[1], served)):
+            made = self._body = (now, served, represent(_encoder.encode(self.body(now)), now))
+        return respond(request, made[2], "no-cache")
 
     def body(self, now: int) -> NetworksBody:
         rows = []
