@@ -3,6 +3,7 @@ large body's bytes in a memory file, which the server sends with ``os.sendfile``
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import gzip
 import hashlib
@@ -163,3 +164,30 @@ def encoded(identity: Representation, coding: str) -> Representation:
         body = brotli.compress(identity.body, quality=BROTLI_QUALITY)
     tag = identity.etag.strip('"')
     return Representation(body, f'"{tag}-{coding}"', identity.modified, coding)
+
+
+class MadeOnce:
+    """Codings made in a thread on request (a new crawl's, before its own come; an archived
+    crawl's), each once however many requests ask for it while it is made, by the ETag of
+    its identity and the coding: a burst of clients that refuse identity right after a
+    switch costs one compression, not one each, and leaves the threads to other work."""
+
+    def __init__(self) -> None:
+        self._under_way: dict[tuple[str, str], asyncio.Future[Representation]] = {}
+
+    async def made(self, identity: Representation, coding: str) -> Representation:
+        """``identity`` in ``coding`` (gzip or br), made in a thread unless under way."""
+        key = (identity.etag, coding)
+        under_way = self._under_way.get(key)
+        if under_way is None:
+            under_way = asyncio.ensure_future(asyncio.to_thread(encoded, identity, coding))
+            self._under_way[key] = under_way
+            under_way.add_done_callback(lambda done: self._done(key, done))
+        # A request that goes (its client gone) leaves the making to the others.
+        return await asyncio.shield(under_way)
+
+    def _done(self, key: tuple[str, str], done: asyncio.Future[Representation]) -> None:
+        if self._under_way.get(key) is done:
+            del self._under_way[key]
+        if not done.cancelled():
+            done.exception()  # retrieved: every request asking may have gone

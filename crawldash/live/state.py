@@ -21,7 +21,7 @@ from .answers.profiles import Profiles
 from .answers.reasons import Evidence
 from .answers.trends import Trends
 from .answers.unique import UniqueCounts
-from .bodies import Representation, encoded, made_or_identity, release_files
+from .bodies import MadeOnce, Representation, made_or_identity, release_files
 from .snapshot.prepared import Later, PreparedSnapshot
 from .stores.earlier_crawls import OlderCrawls
 from .stores.history import History, HistoryEntry
@@ -66,6 +66,7 @@ class State(Alarms):
         self.history_complete = False  # every usable crawl file present has a point
         self.data_dir_problem: str | None = None  # why the data folder cannot be watched
         self.loader_trouble: str | None = None  # why the last load failed, till one succeeds
+        self._codings = MadeOnce()  # the snapshot's, made on request before its own come
 
     @property
     def first(self) -> PreparedSnapshot | None:
@@ -90,8 +91,11 @@ class State(Alarms):
         served = self.snapshot
         body = self.snapshot_body(coding, identity_ok)
         if body is None and served is not None:
-            made = await asyncio.to_thread(encoded, served.identity, coding)
-            body = served.representations.setdefault(coding, made)
+            body = await self._codings.made(served.identity, coding)
+            # Kept with its crawl only while that is served: once it is not, its files are
+            # released, and one made for this later would stay open until collected.
+            if served is self.snapshot:
+                body = served.representations.setdefault(coding, body)
         return body
 
     async def switch_to(

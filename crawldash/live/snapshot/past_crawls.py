@@ -23,7 +23,7 @@ import msgspec
 from ...crawl.decode import Rules, Snapshot, decode_snapshot
 from ...crawl.files import FileVersion, LoadError, read_file
 from ...models import ApiSnapshot, Base
-from ..bodies import Representation, encoded, represent
+from ..bodies import MadeOnce, Representation, represent
 
 log = logging.getLogger(__name__)
 ARCHIVE_SIZE = 4  # older crawls kept, each in the codings asked: memory bounds how many
@@ -131,6 +131,7 @@ class Archive:
         self.wait = ARCHIVE_WAIT  # seconds a request waits for a load, then is told to retry
         self._kept: OrderedDict[int, ArchivedSnapshot] = OrderedDict()
         self._loading: dict[int, asyncio.Future[ArchivedSnapshot | None]] = {}
+        self._codings = MadeOnce()  # made on request, once however many ask meanwhile
         self._one_at_a_time = asyncio.Lock()
         self._reported: set[tuple[int, FileVersion | None]] = set()  # unusable files, logged once
         self.kept: Kept | None = None  # crawls whose files are gone, from the archive
@@ -201,8 +202,8 @@ class Archive:
             return identity
         made = archived.coded.get((form, coding))
         if made is None:
-            made = await asyncio.to_thread(encoded, identity, coding)
-            made = archived.coded.setdefault((form, coding), made)  # one, if asked twice at once
+            made = await self._codings.made(identity, coding)
+            made = archived.coded.setdefault((form, coding), made)
         return made
 
     async def _from_kept(self, timestamp: int, kept: Kept) -> ArchivedSnapshot | None:
