@@ -5,6 +5,7 @@ keys deleted as the next one starts."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from pathlib import Path
 
@@ -171,3 +172,85 @@ def test_a_rule_or_elapsed_not_of_bitnodes_shape_is_said_once_and_never_stops_it
     assert sum("exclude-ipv4-networks" in line for line in said) == 1, said
     assert sum("include-asns" in line for line in said) == 1, said
     assert sum("elapsed entry" in line for line in said) == 1, said
+
+
+# bitnodes' own default (exclude_ipv6_networks in its crawl.conf.default), set in Redis as its
+# crawl.py sets every network rule: (int(network_address), int(netmask)) in a JSON list.
+BITNODES_IPV6 = [
+    "::ffff:0:0/96",
+    "2001:1::1/128",
+    "2001:1::2/128",
+    "2001:3::/32",
+    "2001:4:112::/48",
+    "2001:20::/27",
+    "2620:4f:8000::/48",
+    "3fff::/20",
+]
+
+
+def as_bitnodes_sets(networks: list[str]) -> str:
+    ranges = map(ipaddress.ip_network, networks)
+    return json.dumps([(int(n.network_address), int(n.netmask)) for n in ranges])
+
+
+def test_bitnodes_default_ipv6_rules_are_kept_and_named(
+    redis_port: int,  # noqa: F811
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+):
+    client = redis.Redis(port=redis_port)
+    collector = AttemptsCollector(client, tmp_path, max_age_days=60)
+    client.set("crawl:master:state", "starting")
+    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
+    collector.collect(0.0)
+    crawl(client, ["2001:db8::5-8333"], [])
+    client.set("exclude-ipv6-networks", as_bitnodes_sets(BITNODES_IPV6))
+    client.delete("pending")
+    collector.collect(1.0)
+    end_crawl(client, CRAWL_END)
+    collector.collect(2.0)
+    kept = read_kept(tmp_path)
+    assert kept is not None  # written: a netmask of 128 bits fits the file
+    attempts = crawl_attempts(kept, CRAWL_END)
+    assert attempts is not None
+    for network in BITNODES_IPV6:
+        inside = ipaddress.ip_network(network)[-1]
+        assert attempts.excluded_by(f"[{inside}]:8333") == network
+    assert attempts.excluded_by("[2001:db8::5]:8333") is None
+    assert attempts.excluded_by("[2001:4::1]:8333") is None  # beside 2001:4:112::/48
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+
+
+def test_entries_that_are_no_range_or_asn_are_skipped_and_said_once(
+    redis_port: int,  # noqa: F811
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+):
+    client = redis.Redis(port=redis_port)
+    collector = AttemptsCollector(client, tmp_path, max_age_days=60)
+    client.set("crawl:master:state", "starting")
+    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
+    collector.collect(0.0)
+    crawl(client, ["203.0.113.3-8333"], [])
+    client.set(  # TEN, then past 64 bits, a mask with a hole, a network outside its mask
+        "exclude-ipv4-networks",
+        json.dumps([TEN, [1 << 70, 1 << 80], [0x0A000000, 0xFF00FF00], [0x0A000001, 0xFF000000]]),
+    )
+    client.set("exclude-ipv6-networks", json.dumps([[1 << 130, (1 << 128) - 1], [-1, 0]]))
+    client.set("include-asns", json.dumps([3320, 1 << 70, -5]))
+    client.delete("pending")
+    for tick in range(3):
+        collector.collect(1.0 + tick)
+    end_crawl(client, CRAWL_END)
+    collector.collect(5.0)
+    kept = read_kept(tmp_path)
+    assert kept is not None  # what could not be kept cost its entries, not the crawl
+    attempts = crawl_attempts(kept, CRAWL_END)
+    assert attempts is not None
+    assert attempts.rules.exclude_ipv4_networks == [TEN]
+    assert attempts.rules.exclude_ipv6_networks == []
+    assert attempts.rules.include_asns == [3320]
+    assert attempts.excluded_by("10.9.8.7:8333") == "10.0.0.0/8"
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    for key in ("exclude-ipv4-networks", "exclude-ipv6-networks", "include-asns"):
+        assert sum(key in line for line in said) == 1, said

@@ -14,6 +14,7 @@ a late final scan would miss; a crawl without a final scan is kept, but not as c
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,11 @@ from ..crawl.attempts import (
     KeptAttempts,
     KeptCrawl,
     Rules,
+    asn_rule,
     decode_crawls,
     encode_crawls,
+    ipv4_rule,
+    ipv6_rule,
     next_crawl,
     pack_addresses,
     read_kept,
@@ -50,6 +54,13 @@ _NODES = msgspec.json.Decoder(list[str])
 _NETWORKS = msgspec.json.Decoder(list[tuple[int, int]])
 _ASNS = msgspec.json.Decoder(list[int])
 RULE_KEYS = ("exclude-nodes", "exclude-ipv4-networks", "exclude-ipv6-networks", "include-asns")
+# Each rule's entries as kept (None: skipped): a range must be one, and fit the file.
+_ENTRIES: tuple[Callable[[Any], Any], ...] = (
+    lambda host: host,
+    lambda pair: ipv4_rule(*pair),
+    lambda pair: ipv6_rule(*pair),
+    asn_rule,
+)
 
 
 class Gathering:
@@ -151,16 +162,26 @@ class AttemptsCollector:
             return None
 
     def _rules(self) -> Rules:
-        """The rules in force, each of bitnodes' shape or taken as empty (and said once)."""
+        """The rules in force, each of bitnodes' shape or taken as empty, and each entry
+        that is not a range or an AS number skipped (each said once)."""
         values = self.client.mget(RULE_KEYS)
         shapes: tuple[msgspec.json.Decoder[Any], ...] = (_NODES, _NETWORKS, _NETWORKS, _ASNS)
         parsed: list[list[Any]] = []
-        for key, value, shape in zip(RULE_KEYS, values, shapes, strict=True):
+        for key, value, shape, entry in zip(RULE_KEYS, values, shapes, _ENTRIES, strict=True):
             raw = value.encode() if isinstance(value, str) else value
             rule: list[Any] | None = [] if raw is None else decoded(raw, shape, MAX_RULE_BYTES)
             if rule is None:
                 self._once(key, "rule %s unreadable, taken as empty: %r", key, str(value)[:80])
-            parsed.append(list(rule or []))
+            entries = [entry(item) for item in rule or []]
+            kept = [item for item in entries if item is not None]
+            if len(kept) < len(entries):
+                self._once(
+                    f"{key} entries",
+                    "rule %s: %d entries skipped, not of bitnodes' shape",
+                    key,
+                    len(entries) - len(kept),
+                )
+            parsed.append(kept)
         return Rules(*parsed)
 
     def _keep(self, timestamp: int, gathering: Gathering) -> None:

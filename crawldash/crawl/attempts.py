@@ -39,12 +39,45 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class Rules(msgspec.Struct, frozen=True, array_like=True):
-    """The crawler's rules in force during a crawl, as its Redis holds them."""
+    """The crawler's rules in force during a crawl, as its Redis holds them (each checked by
+    ``ipv4_rule``, ``ipv6_rule`` and ``asn_rule``), but that an IPv6 range is kept in
+    64-bit halves: MessagePack holds no integer of 128 bits, as its network and netmask
+    are."""
 
     exclude_nodes: list[str] = []  # addresses (hosts), as `exclude-nodes` lists them
     exclude_ipv4_networks: list[tuple[int, int]] = []  # (network, netmask) as integers
-    exclude_ipv6_networks: list[tuple[int, int]] = []
+    # (the network's high 64 bits, its low 64 bits, the prefix length)
+    exclude_ipv6_networks: list[tuple[int, int, int]] = []
     include_asns: list[int] = []  # when not empty, only these ASNs are crawled
+
+
+def ipv4_rule(network: int, netmask: int) -> tuple[int, int] | None:
+    """bitnodes' ``(network, netmask)`` of an IPv4 range, as kept; None unless it is one."""
+    return (network, netmask) if _prefix(network, netmask, 32) is not None else None
+
+
+def ipv6_rule(network: int, netmask: int) -> tuple[int, int, int] | None:
+    """bitnodes' ``(network, netmask)`` of an IPv6 range, as kept (``Rules``); None unless
+    it is one."""
+    prefix = _prefix(network, netmask, 128)
+    return None if prefix is None else (network >> 64, network & _LOW_64, prefix)
+
+
+def asn_rule(asn: int) -> int | None:
+    """An AS number of ``include-asns``; None unless it is one (32 bits)."""
+    return asn if 0 <= asn < 1 << 32 else None
+
+
+def _prefix(network: int, netmask: int, bits: int) -> int | None:
+    """The prefix length of a range of ``bits``-bit addresses given as integers, as
+    ``ipaddress`` gives them: a netmask of leading ones, a network within it; else None."""
+    if not (0 <= netmask < 1 << bits and 0 <= network < 1 << bits) or network & ~netmask:
+        return None
+    prefix = netmask.bit_count()
+    return prefix if netmask == ((1 << prefix) - 1) << (bits - prefix) else None
+
+
+_LOW_64 = (1 << 64) - 1
 
 
 class KeptCrawl(msgspec.Struct, frozen=True, array_like=True):
@@ -164,14 +197,17 @@ class CrawlAttempts:
             ip = ipaddress.ip_address(host)
         except ValueError:
             return None  # onion, i2p: no network rule applies
-        ranges = (
-            self.rules.exclude_ipv4_networks
-            if ip.version == 4
-            else self.rules.exclude_ipv6_networks
-        )
-        for network, mask in ranges:
-            if int(ip) & mask == network:
-                return str(ipaddress.ip_network((network, bin(mask).count("1")), strict=False))
+        value = int(ip)
+        if ip.version == 4:  # a file of an earlier version may hold what is no range
+            for network, mask in self.rules.exclude_ipv4_networks:
+                prefix = _prefix(network, mask, 32)
+                if prefix is not None and value & mask == network:
+                    return str(ipaddress.IPv4Network((network, prefix)))
+            return None
+        for high, low, prefix in self.rules.exclude_ipv6_networks:
+            network = high << 64 | low
+            if 0 <= prefix <= 128 and value >> (128 - prefix) == network >> (128 - prefix):
+                return str(ipaddress.ip_network((network, prefix), strict=False))
         return None
 
 

@@ -100,7 +100,7 @@ def test_a_file_of_another_format_or_not_one_is_refused():
 RULES = Rules(
     exclude_nodes=["198.51.100.7"],
     exclude_ipv4_networks=[(0x0A000000, 0xFF000000)],  # 10.0.0.0/8
-    exclude_ipv6_networks=[(0xFD << 120, 0xFF << 120)],  # fd00::/8
+    exclude_ipv6_networks=[(0xFD << 56, 0, 8)],  # fd00::/8, in 64-bit halves
 )
 
 
