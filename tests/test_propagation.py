@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 import redis
 
+from crawldash.bridge.propagation import Collector
 from crawldash.crawl.propagation import BlocksFile, cells, read_blocks, read_latency
 
 from .helpers import answer, bridge, get, propagation_passes, stopped
 from .process import PATIENCE, free_port, serving, wait_until
-from .test_bridge import REDIS, start_redis
+from .test_bridge import REDIS, redis_port, start_redis  # noqa: F401  (a fixture)
 
 pytestmark = [
     pytest.mark.slow,
@@ -223,3 +224,19 @@ def test_kept_propagation_and_latency_outlive_redis_and_restarts(tmp_path: Path)
             assert answer(f"{base}/api/v1/nodes/192.0.2.200-8333/latency/")[0] == 404
             code, error = answer(f"{base}/api/v1/inv/{'d' * 64}/")
             assert (code, error["error"]["code"]) == (404, "inv_not_found")
+
+
+def test_announcements_gone_from_redis_are_forgotten(redis_port: int, tmp_path: Path):  # noqa: F811
+    """bitnodes lets each binv: key expire; a peer may announce any number of hashes that
+    are no block. What the bridge remembers of them stays as many as Redis holds."""
+    client = redis.Redis(port=redis_port)
+    collector = Collector(client, tmp_path, max_age_days=30, max_blocks=10)
+    made_up = [f"{n:064x}" for n in range(300)]
+    for block in made_up:
+        announce(client, block, (V4, 8333), T0)
+    collector.collect(time.time())
+    assert len(collector._counts) == len(made_up)
+    client.delete(*(f"binv:{block}" for block in made_up))  # expired
+    announce(client, BLOCK_A, (V6, 8333), T0)
+    collector.collect(time.time())
+    assert set(collector._counts) == {BLOCK_A}

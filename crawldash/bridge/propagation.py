@@ -141,6 +141,7 @@ class Collector:
         start beside a full Redis) is then read over a few passes, never one long one."""
         assert self._blocks is not None
         changed, deadline = False, time.monotonic() + BLOCKS_BUDGET
+        seen: set[str] = set()  # the blocks whose keys this pass found
         for keys in _batches(self._scan("binv:*")):
             if time.monotonic() > deadline:
                 break
@@ -152,7 +153,9 @@ class Collector:
                 block_hash = key[5:].decode(errors="replace").lower()
                 if isinstance(count, Exception) or not BLOCK_HASH.fullmatch(block_hash):
                     self.skips.skip("skipped binv: keys, no sorted set of a block hash", key)
-                elif count != self._counts.get(block_hash):
+                    continue
+                seen.add(block_hash)
+                if count != self._counts.get(block_hash):
                     wanted[key] = block_hash, count
             triples = [(key, block_hash, count) for key, (block_hash, count) in wanted.items()]
             for key, block in self.stats.read(triples, self.skips, deadline):
@@ -162,6 +165,9 @@ class Collector:
                 if block is not None and (kept is None or block.nodes >= kept.nodes):
                     changed = changed or block != kept
                     self._blocks[block_hash] = block
+        # The counts of keys gone are forgotten (bitnodes lets each expire, and a peer may
+        # announce any number of hashes of no block): they stay as many as Redis's keys.
+        self._counts = {h: n for h, n in self._counts.items() if h in seen}
         return changed
 
     def _collect_latency(self, now: float) -> None:
