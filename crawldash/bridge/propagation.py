@@ -36,6 +36,7 @@ from ..crawl.address import AddressError
 from ..crawl.propagation import (
     BLOCK_HASH,
     CELL_BYTES,
+    MAX_CELL_VALUE,
     TEN_MINUTES,
     Block,
     BlocksFile,
@@ -59,7 +60,6 @@ SCAN_COUNT = 1000
 PUSHED_SLACK_MS = 1000  # an expiry later by more than this is a new push
 DAY_MS = 86_400_000
 MAX_RTT_MS = 3_600_000  # a round-trip time past an hour is no ping's; below 0, none at all
-MAX_CELL_SUM = 2**31 - 1  # a cell's sum is a 32-bit integer (crawl/propagation.py)
 MAX_ROW_BYTES = 4096  # of an opendata member: a node's row, its user agent the longest part
 
 
@@ -225,7 +225,7 @@ class Collector:
         last = array("i", packed[-CELL_BYTES:]) if packed else None
         if last is not None and last[0] == bucket:
             packed, count, total = packed[:-CELL_BYTES], count + last[1], total + last[2]
-        if total > MAX_CELL_SUM:
+        if total > MAX_CELL_VALUE:
             self.skips.skip("round-trip times skipped: their 10-minute cell is full", address)
             return packed + (last.tobytes() if last is not None and last[0] == bucket else b"")
         return packed + array("i", (bucket, count, total)).tobytes()

@@ -42,6 +42,7 @@ from .files import LoadError, read_file
 BLOCKS_FILE = "blocks.msgpack"
 LATENCY_FILE = "latency.msgpack"
 CELL_BYTES = 12  # bucket, count and sum, each a 32-bit integer
+MAX_CELL_VALUE = 2**31 - 1  # of a cell's count and sum
 HEAD_SIZE = 10  # announcements in a block's head, as bitnodes.io shows
 CURVE_STEPS = 20  # a block's curve: its delays at every 5% of the nodes that announced it
 TEN_MINUTES = 600
@@ -218,7 +219,8 @@ def pack(kept: dict[int, tuple[int, int]]) -> bytes:
 
 def compacted(packed: bytes, now_bucket: int) -> dict[int, tuple[int, int]]:
     """A node's cells with those over a day old merged into hours, those over a week old
-    into six hours, and those older than 30 days dropped: exact, as sums and counts merge."""
+    into six hours, and those older than 30 days dropped: exact, as sums and counts merge,
+    but where a merged one would outgrow its 32-bit integers (``_fitted``)."""
     merged: dict[int, tuple[int, int]] = {}
     for bucket, count, total in cells(packed):
         age = now_bucket - bucket
@@ -229,8 +231,18 @@ def compacted(packed: bytes, now_bucket: int) -> dict[int, tuple[int, int]]:
         elif age >= HOUR_AFTER:
             bucket -= bucket % BUCKET_UNITS["weekly"]
         had_count, had_total = merged.get(bucket, (0, 0))
-        merged[bucket] = (had_count + count, had_total + total)
+        merged[bucket] = _fitted(had_count + count, had_total + total)
     return merged
+
+
+def _fitted(count: int, total: int) -> tuple[int, int]:
+    """A merged cell within a 32-bit integer each: past it (cells full of the longest
+    round-trip times, merged), as few samples as fit, of the same mean, which is what a
+    cell is read for."""
+    if count <= MAX_CELL_VALUE and total <= MAX_CELL_VALUE:
+        return count, total
+    fewer = max(1, count * MAX_CELL_VALUE // max(total, count))
+    return fewer, min(MAX_CELL_VALUE, total * fewer // count)
 
 
 def with_look(looked: bytes, bucket: int) -> bytes:

@@ -12,6 +12,8 @@ from crawldash.crawl.address import AddressError
 from crawldash.crawl.blocks import from_announcements
 from crawldash.crawl.propagation import (
     LATENCY_KEPT,
+    MAX_CELL_VALUE,
+    SIX_HOURS_AFTER,
     BlocksFile,
     LatencyFile,
     bitnodes_member,
@@ -61,6 +63,20 @@ def test_compaction_merges_hours_and_six_hours_and_drops_past_30_days():
         }
     )
     assert compacted(packed, now) == {now: (1, 10), 9852: (2, 50), 8964: (2, 40)}
+
+
+def test_merged_cells_past_32_bits_keep_their_mean_in_fewer_samples():
+    now = 10_000
+    full = (600, MAX_CELL_VALUE - 600)  # a 10-minute cell as full as the bridge fills one
+    old = now - SIX_HOURS_AFTER - 100
+    start = old - old % 36  # 36 cells, merged into one six-hour cell
+    merged = compacted(pack({start + n: full for n in range(36)}), now)
+    assert list(merged) == [start]
+    count, total = merged[start]
+    assert 0 < count <= MAX_CELL_VALUE
+    assert 0 < total <= MAX_CELL_VALUE
+    assert abs(total / count - full[1] / full[0]) < 1e-3 * full[1] / full[0]
+    assert list(cells(pack(merged))) == [(start, count, total)]  # it packs
 
 
 def test_looks_are_kept_for_30_days_each_once():
