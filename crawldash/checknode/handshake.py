@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .. import __version__
 from ..settings.networks import KNOWN_MAGICS
 from . import wire
-from .socks import SocksFailure, open_via_socks5
+from .socks import PROXY_SECONDS, SocksFailure, open_via_socks5
 from .targets import Target
 
 REASONS = ("refused", "timeout", "closed", "not_bitcoin", "wrong_network", "unreachable")
@@ -68,8 +68,11 @@ async def handshake(
     Returns:
         The outcome: success with the node's version, or one of REASONS.
     """
+    connect = limits.connect_timeout
+    if target.network == "onion":  # through the proxy, which first builds a circuit
+        connect = max(connect, PROXY_SECONDS)
     try:
-        reader, writer = await asyncio.wait_for(_open(target, proxy), limits.connect_timeout)
+        reader, writer = await asyncio.wait_for(_open(target, proxy), connect)
     except Failed as failed:
         return Outcome(failed.reason)
     except TimeoutError:

@@ -12,6 +12,10 @@ DOMAIN_NAME = 3
 # The proxy's reply code -> the check's reason (RFC 1928 section 6).
 REPLY_REASONS = {3: "unreachable", 4: "unreachable", 5: "refused", 6: "timeout"}
 ADDRESS_LENGTHS = {1: 4, 4: 16}  # IPv4, IPv6; a domain name's is its first byte
+# Seconds a check through the proxy may take to connect, at least: Tor builds a circuit to
+# the onion before it answers a CONNECT, which takes longer than a direct connection's
+# timeout allows (Bitcoin Core gives a SOCKS5 proxy 20 seconds too).
+PROXY_SECONDS = 20.0
 
 
 class SocksFailure(Exception):
@@ -33,9 +37,13 @@ async def open_via_socks5(
         port: the port it connects to.
 
     Returns:
-        The reader and writer, past the proxy's reply. SocksFailure if it refused.
+        The reader and writer, past the proxy's reply. SocksFailure if it refused, or
+        cannot be reached (which says nothing of the node: it is unreachable from here).
     """
-    reader, writer = await asyncio.open_connection(*proxy)
+    try:
+        reader, writer = await asyncio.open_connection(*proxy)
+    except OSError as exc:
+        raise SocksFailure("unreachable", f"the SOCKS5 proxy cannot be reached: {exc}") from None
     try:
         writer.write(bytes((SOCKS_VERSION, 1, NO_AUTHENTICATION)))
         if await reader.readexactly(2) != bytes((SOCKS_VERSION, NO_AUTHENTICATION)):

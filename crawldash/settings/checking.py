@@ -85,7 +85,11 @@ class LiveCheckSettings:
         whole_number(1, 100_000),
     )
     live_check_connect_timeout: float = option(
-        5.0, "seconds a live check's connection may take", seconds(0.1, 60), shown="`5`"
+        5.0,
+        "seconds a live check's connection may take (an onion's, through the Tor proxy, "
+        "at least 20: Tor builds a circuit first)",
+        seconds(0.1, 60),
+        shown="`5`",
     )
     live_check_timeout: float = option(
         10.0,
