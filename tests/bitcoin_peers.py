@@ -168,3 +168,21 @@ async def http_server() -> AsyncIterator[int]:
         yield int(server.sockets[0].getsockname()[1])
     finally:
         await runner.cleanup()
+
+
+async def connected_and_relayed(
+    port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """A SOCKS5 proxy's CONNECT, once asked for: connect to the node listening on ``port``,
+    answer success, then relay bytes both ways until either side closes."""
+    upstream_reader, upstream = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"\x05\x00\x00\x01" + bytes(6))
+
+    async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        while data := await source.read(4096):
+            sink.write(data)
+
+    try:
+        await asyncio.gather(pipe(reader, upstream), pipe(upstream_reader, writer))
+    finally:
+        upstream.transport.abort()

@@ -43,6 +43,17 @@ def crawl(client: redis.Redis, tried: list[str], reached: list[str]) -> None:
         client.sadd("up", f"node:{member}-1033")
 
 
+def watched_from_its_start(port: int, folder: Path) -> tuple[redis.Redis, AttemptsCollector]:
+    """A bridge's collector that saw the crawl before end (``FIRST_END``), as the next
+    one is about to start: it watches that one from its start."""
+    client = redis.Redis(port=port)
+    collector = AttemptsCollector(client, folder, max_age_days=60)
+    client.set("crawl:master:state", "starting")
+    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
+    collector.collect(0.0)
+    return client, collector
+
+
 def test_a_watched_crawl_is_kept_complete_with_its_attempts(redis_port: int, tmp_path: Path):  # noqa: F811
     client = redis.Redis(port=redis_port)
     collector = AttemptsCollector(client, tmp_path, max_age_days=60)
@@ -150,11 +161,7 @@ def test_a_rule_or_elapsed_not_of_bitnodes_shape_is_said_once_and_never_stops_it
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ):
-    client = redis.Redis(port=redis_port)
-    collector = AttemptsCollector(client, tmp_path, max_age_days=60)
-    client.set("crawl:master:state", "starting")
-    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
-    collector.collect(0.0)
+    client, collector = watched_from_its_start(redis_port, tmp_path)
     crawl(client, ["203.0.113.3-8333"], [])
     client.set("exclude-ipv4-networks", "[" * 100_000)  # nested past any decoder's depth
     client.set("include-asns", '["AS1"]')
@@ -198,11 +205,7 @@ def test_bitnodes_default_ipv6_rules_are_kept_and_named(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ):
-    client = redis.Redis(port=redis_port)
-    collector = AttemptsCollector(client, tmp_path, max_age_days=60)
-    client.set("crawl:master:state", "starting")
-    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
-    collector.collect(0.0)
+    client, collector = watched_from_its_start(redis_port, tmp_path)
     crawl(client, ["2001:db8::5-8333"], [])
     client.set("exclude-ipv6-networks", as_bitnodes_sets(BITNODES_IPV6))
     client.delete("pending")
@@ -226,11 +229,7 @@ def test_entries_that_are_no_range_or_asn_are_skipped_and_said_once(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ):
-    client = redis.Redis(port=redis_port)
-    collector = AttemptsCollector(client, tmp_path, max_age_days=60)
-    client.set("crawl:master:state", "starting")
-    client.lpush("elapsed", json.dumps([FIRST_END, 600]))
-    collector.collect(0.0)
+    client, collector = watched_from_its_start(redis_port, tmp_path)
     crawl(client, ["203.0.113.3-8333"], [])
     client.set(  # TEN, then past 64 bits, a mask with a hole, a network outside its mask
         "exclude-ipv4-networks",

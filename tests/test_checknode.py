@@ -26,6 +26,7 @@ from .bitcoin_peers import (
     Peer,
     bitcoin_node,
     closed_port,
+    connected_and_relayed,
     http_server,
     listening,
     silent,
@@ -290,17 +291,7 @@ async def test_an_onion_goes_through_the_socks5_proxy(serve: Serve):
             writer.write(b"\x05\x00")
             head = await reader.readexactly(5)
             asked.append(head + await reader.readexactly(head[4] + 2))
-            upstream_reader, upstream = await asyncio.open_connection("127.0.0.1", peer.port)
-            writer.write(b"\x05\x00\x00\x01" + bytes(6))
-
-            async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-                while data := await source.read(4096):
-                    sink.write(data)
-
-            try:
-                await asyncio.gather(pipe(reader, upstream), pipe(upstream_reader, writer))
-            finally:
-                upstream.transport.abort()
+            await connected_and_relayed(peer.port, reader, writer)
 
         async with listening(socks) as proxy:
             client = await live(serve, tor_proxy=("127.0.0.1", proxy.port))

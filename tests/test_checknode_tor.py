@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import asyncio
 
-from .bitcoin_peers import Behaviour, Peer, bitcoin_node, closed_port, listening
+from .bitcoin_peers import (
+    Behaviour,
+    Peer,
+    bitcoin_node,
+    closed_port,
+    connected_and_relayed,
+    listening,
+)
 from .test_checknode import check, live
 
 ONION = "a" * 56 + ".onion"
@@ -25,17 +32,7 @@ def slow_proxy(port: int) -> Behaviour:
         head = await reader.readexactly(5)
         await reader.readexactly(head[4] + 2)
         await asyncio.sleep(CIRCUIT)  # the circuit is built
-        upstream_reader, upstream = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"\x05\x00\x00\x01" + bytes(6))
-
-        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-            while data := await source.read(4096):
-                sink.write(data)
-
-        try:
-            await asyncio.gather(pipe(reader, upstream), pipe(upstream_reader, writer))
-        finally:
-            upstream.transport.abort()
+        await connected_and_relayed(port, reader, writer)
 
     return socks
 
