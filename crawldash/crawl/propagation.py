@@ -241,6 +241,8 @@ def _fitted(count: int, total: int) -> tuple[int, int]:
     cell is read for."""
     if count <= MAX_CELL_VALUE and total <= MAX_CELL_VALUE:
         return count, total
+    if count <= 0:  # no sample: no mean to keep (the bridge writes no such cell)
+        return max(count, 0), MAX_CELL_VALUE
     fewer = max(1, count * MAX_CELL_VALUE // max(total, count))
     return fewer, min(MAX_CELL_VALUE, total * fewer // count)
 

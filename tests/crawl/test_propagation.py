@@ -77,6 +77,8 @@ def test_merged_cells_past_32_bits_keep_their_mean_in_fewer_samples():
     assert 0 < total <= MAX_CELL_VALUE
     assert abs(total / count - full[1] / full[0]) < 1e-3 * full[1] / full[0]
     assert list(cells(pack(merged))) == [(start, count, total)]  # it packs
+    empty = compacted(pack({start + n: (0, MAX_CELL_VALUE) for n in range(2)}), now)
+    assert list(cells(pack(empty))) == [(start, 0, MAX_CELL_VALUE)]  # no sample, no mean
 
 
 def test_looks_are_kept_for_30_days_each_once():
