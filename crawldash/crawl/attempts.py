@@ -200,8 +200,7 @@ class CrawlAttempts:
         value = int(ip)
         if ip.version == 4:  # a file of an earlier version may hold what is no range
             for network, mask in self.rules.exclude_ipv4_networks:
-                prefix = _prefix(network, mask, 32)
-                if prefix is not None and value & mask == network:
+                if value & mask == network and (prefix := _prefix(network, mask, 32)) is not None:
                     return str(ipaddress.IPv4Network((network, prefix)))
             return None
         for high, low, prefix in self.rules.exclude_ipv6_networks:

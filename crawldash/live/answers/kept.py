@@ -48,7 +48,6 @@ class KeptAnswers(Generic[V]):
         self._size = size
         self._given_up = given_up
         self._answers: OrderedDict[Hashable, V] = OrderedDict()
-        self._costs: dict[Hashable, int] = {}  # each entry's bytes, counted in ``bytes``
         self._made_at = -1  # the history's change count the answers were made at
         self.bytes = 0  # the bytes of the answers kept, their keys and entries
 
@@ -82,13 +81,16 @@ class KeptAnswers(Generic[V]):
         if old is not None:
             self._drop(ask, old, given_up=old is not answer)  # the same answer again stays
         self._answers[ask] = answer
-        cost = self._costs[ask] = self._size(answer) + key_bytes(ask) + ENTRY_BYTES
-        self.bytes += cost
+        self.bytes += self._cost(ask, answer)
         while self.bytes > self.max_bytes:
             self._drop(*self._answers.popitem(last=False))
 
+    def _cost(self, ask: Hashable, answer: V) -> int:
+        """The bytes an entry holds: its answer, its key's text and the entry itself."""
+        return self._size(answer) + key_bytes(ask) + ENTRY_BYTES
+
     def _drop(self, ask: Hashable, answer: V, given_up: bool = True) -> None:
-        self.bytes -= self._costs.pop(ask)
+        self.bytes -= self._cost(ask, answer)
         if given_up and self._given_up is not None:
             self._given_up(answer)
 
